@@ -1,0 +1,31 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+export interface LoggerOptions {
+  name: string;
+  level?: string;
+  /** Where log lines go; stderr by default so stdout stays free for results. */
+  destination?: number;
+}
+
+/** One root logger per process; modules take `logger.child({ module })`. Secrets are redacted. */
+export function createLogger(options: LoggerOptions): Logger {
+  return pino(
+    {
+      name: options.name,
+      level: options.level ?? 'info',
+      base: { pid: process.pid, role: options.name },
+      redact: {
+        paths: ['token', '*.token', 'password', '*.password', 'secretKey', '*.secretKey', 'authorization'],
+        censor: '[redacted]',
+      },
+    },
+    pino.destination({ fd: options.destination ?? 2, sync: false }),
+  );
+}
+
+/** A logger that drops everything, for tests and for library use. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}

@@ -1,0 +1,79 @@
+import type { Lease, NewTask } from '../protocol/task.js';
+
+/**
+ * The frontier: every URL a crawl accepted, until its outcome is settled. Semantics follow a broker
+ * with manual acks: a task is leased, then settled (acked, retried or failed) by naming its lease.
+ * A lease that expires, or that is released, puts the task back. Settling a stale lease (one that
+ * expired and was leased again) is ignored, never applied twice.
+ */
+export interface Frontier {
+  /**
+   * Durably accept tasks whose URL was never accepted before (the frontier is also the seen-set).
+   * With `maxTotal`, stops accepting once that many URLs were ever accepted. Resolves with the
+   * tasks accepted, once they are durable.
+   */
+  push(tasks: readonly NewTask[], options?: PushOptions): Promise<NewTask[]>;
+
+  /**
+   * Lease up to `max` ready tasks, highest priority first, then oldest first. Tasks on
+   * `excludeHosts` are skipped. Each lease lasts `leaseMs` unless settled or released first.
+   */
+  lease(max: number, options?: LeaseOptions): Promise<Lease[]>;
+
+  /** Apply a batch of outcomes in one durable step (all or nothing). */
+  settle(batch: Settlement): Promise<SettleResult>;
+
+  /** Put leased tasks back at once, without counting an attempt (their crawler went away). */
+  release(leases: readonly Pick<Lease, 'taskId' | 'leaseId'>[]): Promise<void>;
+
+  /** Extend leases still being worked on. */
+  renew(leases: readonly Pick<Lease, 'taskId' | 'leaseId'>[], leaseMs: number): Promise<void>;
+
+  stats(): Promise<FrontierStats>;
+
+  /** The checkpoint stored with the last settle (see Settlement.checkpoint), or null. */
+  checkpoint(): Promise<string | null>;
+
+  close(): Promise<void>;
+}
+
+export interface PushOptions {
+  maxTotal?: number;
+}
+
+export interface LeaseOptions {
+  excludeHosts?: readonly string[];
+  leaseMs?: number;
+}
+
+export interface Settlement {
+  /** Outcome durable in the page sink: done. `discovered` are pushed in the same step. */
+  acks: readonly { lease: Pick<Lease, 'taskId' | 'leaseId'>; discovered?: readonly NewTask[] }[];
+  /** Try again after `delayMs` (0: at once), as attempt + 1. */
+  retries: readonly { lease: Pick<Lease, 'taskId' | 'leaseId'>; delayMs: number; error: string }[];
+  /** Final failure, its record durable in the page sink. */
+  failures: readonly { lease: Pick<Lease, 'taskId' | 'leaseId'>; error: string }[];
+  /** Limit for discovered tasks, as PushOptions.maxTotal. */
+  maxTotal?: number;
+  /** Opaque position in the page sink, stored atomically with this settlement. */
+  checkpoint?: string;
+}
+
+export interface SettleResult {
+  /** Settlements applied; stale leases are left out. */
+  applied: number;
+  /** Discovered tasks newly accepted. */
+  accepted: number;
+}
+
+export interface FrontierStats {
+  /** Ready to lease now. */
+  ready: number;
+  /** Waiting for a retry delay. */
+  delayed: number;
+  leased: number;
+  done: number;
+  failed: number;
+  /** Every URL ever accepted. */
+  total: number;
+}

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+
+/**
+ * The scheduler⇄crawler WebSocket protocol. Control messages are JSON text frames; a page outcome
+ * is a binary frame (see outcome-frame.ts) so the scheduler can pass the record bytes to the page
+ * sink without parsing them. Every inbound message is validated; a bad one gets an `error` reply.
+ */
+
+export const fetchSettingsSchema = z.object({
+  userAgent: z.string().min(1),
+  connectTimeoutMs: z.number().int().positive(),
+  responseTimeoutMs: z.number().int().positive(),
+  totalTimeoutMs: z.number().int().positive(),
+  maxRedirects: z.number().int().nonnegative(),
+  maxBodyBytes: z.number().int().positive(),
+  allowPrivate: z.boolean(),
+});
+export type FetchSettings = z.infer<typeof fetchSettingsSchema>;
+
+// crawler → scheduler
+export const helloSchema = z.object({
+  type: z.literal('hello'),
+  protocol: z.number().int(),
+  crawlerId: z.string().min(1).max(200),
+  token: z.string().max(500).optional(),
+  pid: z.number().int().optional(),
+});
+export const creditSchema = z.object({ type: z.literal('credit'), n: z.number().int().positive().max(10_000) });
+export const heartbeatSchema = z.object({ type: z.literal('heartbeat'), t: z.number() });
+export const byeSchema = z.object({ type: z.literal('bye') });
+
+export const crawlerTextMessageSchema = z.discriminatedUnion('type', [
+  helloSchema,
+  creditSchema,
+  heartbeatSchema,
+  byeSchema,
+]);
+export type CrawlerTextMessage = z.infer<typeof crawlerTextMessageSchema>;
+export type Hello = z.infer<typeof helloSchema>;
+
+// scheduler → crawler
+export const wireTaskSchema = z.object({
+  taskId: z.string(),
+  url: z.string(),
+  depth: z.number().int().nonnegative(),
+  attempt: z.number().int().positive(),
+  parentUrl: z.string().nullable(),
+});
+export type WireTask = z.infer<typeof wireTaskSchema>;
+
+export const schedulerMessageSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('welcome'),
+    protocol: z.number().int(),
+    sessionId: z.string(),
+    heartbeatMs: z.number().int().positive(),
+    fetch: fetchSettingsSchema,
+  }),
+  z.object({ type: z.literal('tasks'), items: z.array(wireTaskSchema) }),
+  z.object({ type: z.literal('error'), code: z.string(), message: z.string(), fatal: z.boolean() }),
+  z.object({ type: z.literal('heartbeat'), t: z.number() }),
+  z.object({ type: z.literal('drain') }),
+]);
+export type SchedulerMessage = z.infer<typeof schedulerMessageSchema>;
+
+/** The typed failure a crawler reports; the scheduler's retry policy decides what happens next. */
+export const wireFailureSchema = z.object({
+  code: z.string().min(1).max(100),
+  message: z.string().max(2000),
+  retriable: z.boolean(),
+  status: z.number().int().nullable(),
+  retryAfterMs: z.number().int().nonnegative().nullable(),
+});
+export type WireFailure = z.infer<typeof wireFailureSchema>;
+
+export const outcomeHeaderSchema = z.object({
+  type: z.literal('outcome'),
+  taskId: z.string().min(1).max(200),
+  outcome: z.enum(['ok', 'failed']),
+  failure: wireFailureSchema.nullable(),
+  links: z.array(z.string().max(8192)).max(100_000),
+});
+export type OutcomeHeader = z.infer<typeof outcomeHeaderSchema>;

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+
+/** Version tag written into every page record; bump on any incompatible change (docs/page-record.md). */
+export const PAGE_RECORD_SCHEMA = 'ackcrawl.page/1';
+
+export const recordErrorSchema = z.object({ code: z.string(), message: z.string() });
+export type RecordError = z.infer<typeof recordErrorSchema>;
+
+/**
+ * One page outcome, final: a fetched page (`ok`) or a final failure (`failed`). Retried attempts are
+ * not recorded; each accepted URL ends as exactly one record (duplicates only after a crash).
+ */
+export const pageRecordSchema = z.object({
+  schema: z.literal(PAGE_RECORD_SCHEMA),
+  url: z.string(),
+  finalUrl: z.string().nullable(),
+  status: z.number().int().nullable(),
+  outcome: z.enum(['ok', 'failed']),
+  error: recordErrorSchema.nullable(),
+  contentType: z.string().nullable(),
+  depth: z.number().int().nonnegative(),
+  parentUrl: z.string().nullable(),
+  links: z.array(z.string()),
+  nofollow: z.boolean(),
+  redirects: z.array(z.string()),
+  headers: z.record(z.string(), z.string()),
+  fetchedAt: z.string(),
+  durationMs: z.number().nonnegative(),
+  attempt: z.number().int().positive(),
+  crawlerId: z.string(),
+  bodyBytes: z.number().int().nonnegative(),
+  bodySha256: z.string().nullable(),
+  bodyEncoding: z.enum(['utf8', 'base64']).nullable(),
+  body: z.string().nullable(),
+});
+export type PageRecord = z.infer<typeof pageRecordSchema>;
