@@ -25,7 +25,10 @@ export const helloSchema = z.object({
   token: z.string().max(500).optional(),
   pid: z.number().int().optional(),
 });
-export const creditSchema = z.object({ type: z.literal('credit'), n: z.number().int().positive().max(10_000) });
+export const creditSchema = z.object({
+  type: z.literal('credit'),
+  n: z.number().int().positive().max(10_000),
+});
 export const heartbeatSchema = z.object({ type: z.literal('heartbeat'), t: z.number() });
 export const byeSchema = z.object({ type: z.literal('bye') });
 

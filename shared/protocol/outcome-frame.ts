@@ -23,7 +23,8 @@ export interface DecodedOutcome {
 export function decodeOutcomeFrame(frame: Buffer): DecodedOutcome {
   if (frame.length < 4) throw new ProtocolError('BAD_FRAME', 'outcome frame shorter than its length prefix');
   const headLength = frame.readUInt32BE(0);
-  if (headLength > frame.length - 4) throw new ProtocolError('BAD_FRAME', 'outcome header length exceeds frame');
+  if (headLength > frame.length - 4)
+    throw new ProtocolError('BAD_FRAME', 'outcome header length exceeds frame');
   let raw: unknown;
   try {
     raw = JSON.parse(frame.subarray(4, 4 + headLength).toString('utf8'));

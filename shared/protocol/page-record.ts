@@ -21,6 +21,9 @@ export const pageRecordSchema = z.object({
   depth: z.number().int().nonnegative(),
   parentUrl: z.string().nullable(),
   links: z.array(z.string()),
+  /** Links marked rel=nofollow (a subset of `links`), not followed. */
+  nofollowLinks: z.array(z.string()),
+  /** `<meta name=robots content=nofollow>`: no link of this page is followed. */
   nofollow: z.boolean(),
   redirects: z.array(z.string()),
   headers: z.record(z.string(), z.string()),

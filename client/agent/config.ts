@@ -1,0 +1,13 @@
+import { z } from 'zod';
+import { field } from '../../shared/config/load.js';
+
+/** Agent settings (ACKCRAWL_<KEY>). Crawler processes inherit the environment, plus their own ids. */
+export const agentConfigSchema = z.object({
+  processes: field.int(0).default(2),
+  /** Restarts of one slot within a minute before the agent gives that slot a longer pause. */
+  maxRestartsPerMinute: field.int(1).default(10),
+  stopTimeoutMs: field.int(100).default(10_000),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type AgentConfig = z.infer<typeof agentConfigSchema>;

@@ -1,0 +1,32 @@
+import { hostname } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../shared/config/load.js';
+import { ConfigError } from '../../shared/errors.js';
+import { createLogger } from '../../shared/logger.js';
+import { isEntryPoint, onShutdownSignal } from '../../shared/lifecycle/signals.js';
+import { agentConfigSchema } from './config.js';
+import { nodeSpawner, ProcessManager } from './process-manager.js';
+
+const CRAWLER_SCRIPT = fileURLToPath(new URL('../crawler/main.js', import.meta.url));
+
+/** Composition root of the per-host agent: keeps this host's crawler processes running. */
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = loadConfig(agentConfigSchema, env);
+  const logger = createLogger({ name: 'agent', level: config.logLevel });
+  const manager = new ProcessManager({
+    spawn: nodeSpawner(CRAWLER_SCRIPT, env, `${hostname()}-${process.pid}`),
+    logger,
+    stopTimeoutMs: config.stopTimeoutMs,
+    maxRestartsPerMinute: config.maxRestartsPerMinute,
+  });
+  onShutdownSignal(logger, () => manager.stop(), config.stopTimeoutMs + 5_000);
+  manager.scale(config.processes);
+  logger.info({ processes: config.processes }, 'agent running');
+}
+
+if (isEntryPoint(import.meta.url)) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`ackcrawl agent: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(err instanceof ConfigError ? 2 : 1);
+  });
+}

@@ -1,0 +1,80 @@
+import { AppError } from '../../../shared/errors.js';
+
+/** A fetch that produced no usable page. `code` lands in the record; `retriable` drives the retry tier. */
+export class FetchError extends AppError {
+  readonly httpStatus: number | null;
+  readonly retryAfterMs: number | null;
+  constructor(
+    code: string,
+    message: string,
+    options: { retriable: boolean; status?: number | null; retryAfterMs?: number | null; cause?: unknown },
+  ) {
+    super(code, message, { retriable: options.retriable, cause: options.cause });
+    this.httpStatus = options.status ?? null;
+    this.retryAfterMs = options.retryAfterMs ?? null;
+  }
+}
+
+const NETWORK_CODES: Record<string, string> = {
+  ECONNREFUSED: 'CONNECTION_REFUSED',
+  ECONNRESET: 'CONNECTION_RESET',
+  EPIPE: 'CONNECTION_RESET',
+  ETIMEDOUT: 'TIMEOUT',
+  ENOTFOUND: 'DNS_NOT_FOUND',
+  EAI_AGAIN: 'DNS_FAILURE',
+  EHOSTUNREACH: 'HOST_UNREACHABLE',
+  ENETUNREACH: 'NETWORK_UNREACHABLE',
+  ECONNABORTED: 'CONNECTION_ABORTED',
+};
+
+/** Turns whatever got, the socket layer or the address filter threw into a typed FetchError. */
+export function toFetchError(err: unknown): FetchError {
+  if (err instanceof FetchError) return err;
+  const e = err as { code?: string; message?: string; name?: string; event?: string };
+  const message = (e.message ?? String(err)).slice(0, 500);
+  if (message.includes('is not allowed. Because')) {
+    return new FetchError('ADDRESS_BLOCKED', `refused to connect: ${message}`, {
+      retriable: false,
+      cause: err,
+    });
+  }
+  if (e.name === 'TimeoutError' || e.code === 'ETIMEDOUT') {
+    return new FetchError('TIMEOUT', `timed out (${e.event ?? 'request'}): ${message}`, {
+      retriable: true,
+      cause: err,
+    });
+  }
+  if (e.code === 'ERR_TOO_MANY_REDIRECTS') {
+    return new FetchError('TOO_MANY_REDIRECTS', message, { retriable: false, cause: err });
+  }
+  if (e.code === 'ERR_UNSUPPORTED_PROTOCOL') {
+    return new FetchError('UNSUPPORTED_REDIRECT', message, { retriable: false, cause: err });
+  }
+  if (
+    e.code?.startsWith('Z_') ||
+    e.code === 'ERR_BODY_PARSE_FAILURE' ||
+    /incorrect header check|unexpected end of file/i.test(message)
+  ) {
+    return new FetchError('BAD_CONTENT_ENCODING', message, { retriable: false, cause: err });
+  }
+  if (e.code?.startsWith('HPE_')) {
+    return new FetchError('BAD_HTTP_RESPONSE', `malformed HTTP response: ${message}`, {
+      retriable: false,
+      cause: err,
+    });
+  }
+  const mapped = e.code ? NETWORK_CODES[e.code] : undefined;
+  if (mapped) return new FetchError(mapped, message, { retriable: true, cause: err });
+  if (e.code?.startsWith('ERR_TLS') || e.code?.includes('CERT')) {
+    return new FetchError('TLS_ERROR', message, { retriable: false, cause: err });
+  }
+  return new FetchError('FETCH_FAILED', message, { retriable: true, cause: err });
+}
+
+/** Retry-After as ms: delta-seconds or an HTTP date. Null when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
+  if (!value) return null;
+  if (/^\d+$/.test(value.trim())) return Math.min(Number(value.trim()) * 1000, 24 * 3600 * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, Math.min(at - now, 24 * 3600 * 1000));
+}

@@ -1,0 +1,144 @@
+import got, { type Got } from 'got';
+import type { FetchSettings } from '../../../shared/protocol/messages.js';
+import type { Agents } from './agents.js';
+import { FetchError, parseRetryAfter, toFetchError } from './fetch-error.js';
+
+export interface FetchedPage {
+  status: number;
+  finalUrl: string;
+  redirects: string[];
+  headers: Record<string, string>;
+  contentType: string | null;
+  /** Decompressed body, at most maxBodyBytes. */
+  body: Buffer;
+}
+
+const KEPT_HEADERS = [
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'content-language',
+  'last-modified',
+  'etag',
+  'location',
+  'retry-after',
+  'x-robots-tag',
+  'server',
+  'date',
+];
+
+/**
+ * got with the crawler's limits: timeouts (connect, first byte, total), a redirect cap, and a cap
+ * on decompressed body bytes, so a 50 MB body or a gzip bomb ends as BODY_TOO_LARGE rather than as
+ * memory. got's own retries are off: the scheduler owns retries.
+ */
+export class Fetcher {
+  private readonly client: Got;
+
+  constructor(
+    private readonly settings: FetchSettings,
+    agents: Agents,
+  ) {
+    this.client = got.extend({
+      agent: { http: agents.http, https: agents.https },
+      timeout: {
+        connect: settings.connectTimeoutMs,
+        response: settings.responseTimeoutMs,
+        request: settings.totalTimeoutMs,
+      },
+      retry: { limit: 0 },
+      followRedirect: true,
+      maxRedirects: settings.maxRedirects,
+      decompress: true,
+      throwHttpErrors: false,
+      http2: false,
+      headers: {
+        'user-agent': settings.userAgent,
+        accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+        'accept-encoding': 'gzip, deflate, br',
+      },
+    });
+  }
+
+  fetch(url: string): Promise<FetchedPage> {
+    const max = this.settings.maxBodyBytes;
+    return new Promise<FetchedPage>((resolve, reject) => {
+      const stream = this.client.stream(url);
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let meta: Omit<FetchedPage, 'body'> | null = null;
+      let settled = false;
+      const fail = (err: unknown): void => {
+        if (settled) return;
+        settled = true;
+        stream.destroy();
+        reject(toFetchError(err));
+      };
+      stream.on(
+        'response',
+        (response: {
+          statusCode: number;
+          url: string;
+          redirectUrls: URL[];
+          headers: Record<string, string | string[] | undefined>;
+        }) => {
+          const headers: Record<string, string> = {};
+          for (const name of KEPT_HEADERS) {
+            const value = response.headers[name];
+            if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+          }
+          const declared = Number(headers['content-length']);
+          if (!headers['content-encoding'] && Number.isFinite(declared) && declared > max) {
+            fail(
+              new FetchError('BODY_TOO_LARGE', `declared ${declared} bytes, over the ${max}-byte cap`, {
+                retriable: false,
+                status: response.statusCode,
+              }),
+            );
+            return;
+          }
+          meta = {
+            status: response.statusCode,
+            finalUrl: response.url,
+            redirects: response.redirectUrls.map(String),
+            headers,
+            contentType: headers['content-type'] ?? null,
+          };
+        },
+      );
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > max) {
+          fail(
+            new FetchError('BODY_TOO_LARGE', `body over the ${max}-byte cap (after decompression)`, {
+              retriable: false,
+              status: meta?.status ?? null,
+            }),
+          );
+          return;
+        }
+        chunks.push(chunk);
+      });
+      stream.on('error', fail);
+      stream.on('end', () => {
+        if (settled) return;
+        settled = true;
+        if (!meta) {
+          reject(new FetchError('BAD_HTTP_RESPONSE', 'stream ended without a response', { retriable: true }));
+          return;
+        }
+        resolve({ ...meta, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size) });
+      });
+    });
+  }
+}
+
+/** A response status that is not a usable page, as a typed failure (null for 2xx). */
+export function statusFailure(page: FetchedPage): FetchError | null {
+  const { status } = page;
+  if (status >= 200 && status < 300) return null;
+  const retryAfterMs = parseRetryAfter(page.headers['retry-after']);
+  const retriable = status === 429 || status >= 500;
+  const code = status >= 300 && status < 400 ? 'REDIRECT_WITHOUT_LOCATION' : `HTTP_${status}`;
+  return new FetchError(code, `HTTP ${status}`, { retriable, status, retryAfterMs });
+}

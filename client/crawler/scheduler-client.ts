@@ -1,0 +1,195 @@
+import WebSocket from 'ws';
+import type { Logger } from '../../shared/logger.js';
+import { schedulerMessageSchema, type FetchSettings, type WireTask } from '../../shared/protocol/messages.js';
+import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
+
+export interface SchedulerClientOptions {
+  url: string;
+  token: string | undefined;
+  crawlerId: string;
+  /** Tasks worked on at once. */
+  concurrency: number;
+  logger: Logger;
+  /** Does one task; resolves with its outcome frame. Must not throw. */
+  work: (task: WireTask, settings: FetchSettings) => Promise<Buffer>;
+  /** Called when the scheduler refuses this crawler for good (bad token, wrong protocol). */
+  onFatal?: (code: string, message: string) => void;
+}
+
+/**
+ * The crawler's side of the WebSocket: hello, credit, tasks, outcomes, heartbeats, and reconnection
+ * with backoff. Credit is what this process asks for: it never holds more tasks than concurrency
+ * plus a small prefetch. When the connection drops, outcomes of its tasks are dropped too: the
+ * scheduler has already handed those tasks back.
+ */
+export class SchedulerClient {
+  private ws: WebSocket | null = null;
+  private epoch = 0;
+  private settings: FetchSettings | null = null;
+  private queue: WireTask[] = [];
+  private running = 0;
+  private owed = 0;
+  private creditTimer: NodeJS.Immediate | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private lastHeard = Date.now();
+  private backoffMs = 100;
+  private stopping = false;
+  private idleWaiters: (() => void)[] = [];
+  private readonly prefetch: number;
+
+  constructor(private readonly options: SchedulerClientOptions) {
+    this.prefetch = Math.max(2, Math.ceil(options.concurrency / 2));
+  }
+
+  start(): void {
+    this.connect();
+  }
+
+  private connect(): void {
+    if (this.stopping) return;
+    const epoch = ++this.epoch;
+    const ws = new WebSocket(this.options.url, { perMessageDeflate: false, maxPayload: 64 * 1024 * 1024 });
+    this.ws = ws;
+    ws.on('open', () => {
+      this.backoffMs = 100;
+      this.lastHeard = Date.now();
+      ws.send(
+        JSON.stringify({
+          type: 'hello',
+          protocol: PROTOCOL_VERSION,
+          crawlerId: this.options.crawlerId,
+          pid: process.pid,
+          ...(this.options.token ? { token: this.options.token } : {}),
+        }),
+      );
+    });
+    ws.on('message', (data, isBinary) => {
+      this.lastHeard = Date.now();
+      if (!isBinary) this.onMessage(String(data), epoch);
+    });
+    ws.on('close', (code, reason) => this.onClose(epoch, code, String(reason)));
+    ws.on('error', (err) => this.options.logger.warn({ err: err.message }, 'scheduler connection error'));
+  }
+
+  private onMessage(text: string, epoch: number): void {
+    let message;
+    try {
+      message = schedulerMessageSchema.parse(JSON.parse(text));
+    } catch (err) {
+      this.options.logger.warn({ err: String(err) }, 'unreadable message from the scheduler; ignored');
+      return;
+    }
+    switch (message.type) {
+      case 'welcome':
+        this.settings = message.fetch;
+        this.startHeartbeat(message.heartbeatMs, epoch);
+        this.options.logger.info({ sessionId: message.sessionId }, 'connected to the scheduler');
+        this.owed = 0;
+        // Slots still busy with a previous connection's tasks are not asked for again.
+        this.grant(Math.max(0, this.options.concurrency + this.prefetch - this.running - this.queue.length));
+        return;
+      case 'tasks':
+        for (const task of message.items) this.queue.push(task);
+        this.runQueued(epoch);
+        return;
+      case 'error':
+        this.options.logger.error(
+          { code: message.code, message: message.message },
+          'scheduler rejected a message',
+        );
+        if (message.fatal) {
+          this.options.onFatal?.(message.code, message.message);
+        }
+        return;
+      case 'drain':
+        this.options.logger.info('scheduler asked to drain');
+        return;
+      case 'heartbeat':
+        return;
+    }
+  }
+
+  private runQueued(epoch: number): void {
+    const settings = this.settings;
+    if (!settings) return;
+    while (this.running < this.options.concurrency && this.queue.length > 0) {
+      const task = this.queue.shift() as WireTask;
+      this.running += 1;
+      void this.options.work(task, settings).then((frame) => {
+        this.running -= 1;
+        if (epoch === this.epoch && this.ws?.readyState === WebSocket.OPEN) {
+          this.ws.send(frame);
+          this.grant(1);
+        }
+        this.runQueued(this.epoch);
+        if (this.running === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+      });
+    }
+  }
+
+  /** Ask for `n` more tasks, batched into one credit message per tick. */
+  private grant(n: number): void {
+    if (this.stopping || n <= 0) return;
+    this.owed += n;
+    if (this.creditTimer) return;
+    this.creditTimer = setImmediate(() => {
+      this.creditTimer = null;
+      if (this.owed > 0 && this.ws?.readyState === WebSocket.OPEN && !this.stopping) {
+        this.ws.send(JSON.stringify({ type: 'credit', n: this.owed }));
+        this.owed = 0;
+      }
+    });
+  }
+
+  private startHeartbeat(heartbeatMs: number, epoch: number): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = setInterval(() => {
+      if (epoch !== this.epoch || this.ws?.readyState !== WebSocket.OPEN) return;
+      if (Date.now() - this.lastHeard > heartbeatMs * 3) {
+        this.options.logger.warn('scheduler silent for three heartbeats; reconnecting');
+        this.ws.terminate();
+        return;
+      }
+      this.ws.send(JSON.stringify({ type: 'heartbeat', t: Date.now() }));
+    }, heartbeatMs);
+  }
+
+  private onClose(epoch: number, code: number, reason: string): void {
+    if (epoch !== this.epoch) return;
+    this.queue = [];
+    this.settings = this.settings ?? null;
+    if (this.stopping) return;
+    this.options.logger.info(
+      { code, reason, retryInMs: this.backoffMs },
+      'scheduler connection closed; reconnecting',
+    );
+    setTimeout(() => this.connect(), this.backoffMs).unref();
+    this.backoffMs = Math.min(this.backoffMs * 2, 5_000);
+  }
+
+  /**
+   * Stop asking for work, finish the tasks already started and deliver their outcomes (up to the
+   * deadline), then close. Queued tasks not yet started are handed back by the scheduler.
+   */
+  async close(deadlineMs = 10_000): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.queue = [];
+    if (this.running > 0) {
+      await Promise.race([
+        new Promise<void>((resolve) => this.idleWaiters.push(resolve)),
+        new Promise((resolve) => setTimeout(resolve, deadlineMs).unref()),
+      ]);
+    }
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    const ws = this.ws;
+    if (ws && ws.readyState === WebSocket.OPEN) {
+      ws.send(JSON.stringify({ type: 'bye' }));
+      await new Promise<void>((resolve) => {
+        ws.once('close', () => resolve());
+        ws.close(1000, 'crawler closing');
+        setTimeout(resolve, 2000).unref();
+      });
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { InvalidInputError } from '../../shared/errors.js';
+import { normalizeUrl } from '../../shared/url/normalize.js';
+
+/** `ackcrawl crawl` options as commander hands them over (strings until validated). */
+export interface RawCrawlOptions {
+  out: string;
+  maxPages?: string;
+  maxDepth?: string;
+  processes: string;
+  concurrency: string;
+  scope: string;
+  hostConcurrency: string;
+  hostDelay: string;
+  retryDelay: string;
+  allowPrivate?: boolean;
+  json?: boolean;
+  gzip?: boolean;
+  userAgent?: string;
+  verbose?: boolean;
+}
+
+export interface CrawlPlan {
+  seeds: string[];
+  outDir: string;
+  maxPages: number;
+  maxDepth: number;
+  processes: number;
+  concurrency: number;
+  scope: 'host' | 'domain' | 'any';
+  hostConcurrency: number;
+  hostDelayMs: number;
+  retryDelayMs: number;
+  allowPrivate: boolean;
+  json: boolean;
+  gzip: boolean;
+  userAgent: string | undefined;
+  verbose: boolean;
+}
+
+function int(
+  name: string,
+  value: string | undefined,
+  fallback: number,
+  min: number,
+  problems: string[],
+): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) {
+    problems.push(`--${name} must be an integer ≥ ${min}, not '${value}'`);
+    return fallback;
+  }
+  return n;
+}
+
+/** Checks every option and seed at once; throws one InvalidInputError listing every problem. */
+export function planCrawl(seedArgs: string[], raw: RawCrawlOptions): CrawlPlan {
+  const problems: string[] = [];
+  const seeds: string[] = [];
+  if (seedArgs.length === 0)
+    problems.push('give at least one seed URL, e.g. ackcrawl crawl https://example.com/');
+  for (const seed of seedArgs) {
+    try {
+      seeds.push(normalizeUrl(seed));
+    } catch (err) {
+      problems.push(`seed '${seed}': ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  const scope = raw.scope;
+  if (scope !== 'host' && scope !== 'domain' && scope !== 'any') {
+    problems.push(`--scope must be host, domain or any, not '${scope}'`);
+  }
+  const plan: CrawlPlan = {
+    seeds,
+    outDir: resolve(raw.out),
+    maxPages: int('max-pages', raw.maxPages, 0, 1, problems),
+    maxDepth: int('max-depth', raw.maxDepth, 0, 0, problems),
+    processes: int('processes', raw.processes, 2, 1, problems),
+    concurrency: int('concurrency', raw.concurrency, 32, 1, problems),
+    scope: scope === 'domain' || scope === 'any' ? scope : 'host',
+    hostConcurrency: int('host-concurrency', raw.hostConcurrency, 2, 1, problems),
+    hostDelayMs: int('host-delay', raw.hostDelay, 500, 0, problems),
+    retryDelayMs: int('retry-delay', raw.retryDelay, 300_000, 0, problems),
+    allowPrivate: raw.allowPrivate === true,
+    json: raw.json === true,
+    gzip: raw.gzip === true,
+    userAgent: raw.userAgent,
+    verbose: raw.verbose === true,
+  };
+  if (problems.length === 0) checkWritable(plan.outDir, problems);
+  if (problems.length > 0) {
+    throw new InvalidInputError('CRAWL_OPTIONS_INVALID', problems.join('\n'), { details: { problems } });
+  }
+  return plan;
+}
+
+function checkWritable(dir: string, problems: string[]): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+    const probe = join(dir, `.write-probe-${process.pid}`);
+    writeFileSync(probe, '');
+    rmSync(probe);
+  } catch (err) {
+    problems.push(
+      `--out ${dir} is not a writable folder (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
+  }
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+import { Command, Option } from 'commander';
+import { pathToFileURL } from 'node:url';
+import { AppError } from '../../shared/errors.js';
+import { runEmbeddedCrawl } from '../embedded/run-embedded-crawl.js';
+import { roleScripts, type RoleName } from '../embedded/role-scripts.js';
+import { planCrawl, type RawCrawlOptions } from './crawl-options.js';
+import { ProgressDisplay } from './progress-display.js';
+import { buildSummary, formatSummary } from './summary.js';
+
+function fail(err: unknown): never {
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`ackcrawl: ${message.split('\n').join('\nackcrawl: ')}\n`);
+  process.exit(err instanceof AppError && err.status === 400 ? 2 : 1);
+}
+
+async function crawl(seeds: string[], raw: RawCrawlOptions): Promise<void> {
+  const plan = planCrawl(seeds, raw);
+  const display = new ProgressDisplay();
+  const { summary } = await runEmbeddedCrawl(plan, {
+    onProgress: (p) => display.update(p as never),
+  });
+  display.clear();
+  const output = buildSummary(summary, plan.outDir);
+  process.stdout.write(plan.json ? `${JSON.stringify(output)}\n` : `${formatSummary(output)}\n`);
+}
+
+async function runRole(role: RoleName): Promise<void> {
+  const module = (await import(pathToFileURL(roleScripts[role]).href)) as { main: () => Promise<void> };
+  await module.main();
+}
+
+const program = new Command()
+  .name('ackcrawl')
+  .description('A web crawler with acknowledged delivery: no accepted URL is ever lost.')
+  .version('0.1.0');
+
+program
+  .command('crawl')
+  .description('crawl from seed URLs on this machine (embedded: SQLite frontier, files for records)')
+  .argument('<seed-url...>', 'where to start (http or https)')
+  .option(
+    '--out <dir>',
+    'folder for page records and crawl state; the same folder resumes a crawl',
+    './crawl-output',
+  )
+  .option('--max-pages <n>', 'accept at most this many URLs (seeds included)')
+  .option('--max-depth <n>', 'follow links at most this many hops from a seed (0: no limit)')
+  .option('--processes <n>', 'crawler processes', '2')
+  .option('--concurrency <n>', 'requests in flight per crawler process', '32')
+  .addOption(
+    new Option('--scope <scope>', 'which links to follow').choices(['host', 'domain', 'any']).default('host'),
+  )
+  .option('--host-concurrency <n>', 'requests in flight per host, across all processes', '2')
+  .option('--host-delay <ms>', 'minimum time between two request starts to one host', '500')
+  .option('--retry-delay <ms>', 'wait before the second retry of a failed page', '300000')
+  .option('--allow-private', 'allow private, loopback and link-local addresses (off: refused)')
+  .option('--gzip', 'compress record files (pages-N.jsonl.gz)')
+  .option('--user-agent <ua>', 'User-Agent header')
+  .option('--json', 'print the summary as JSON')
+  .option('--verbose', 'show the roles\u2019 logs')
+  .action((seeds: string[], options: RawCrawlOptions) => crawl(seeds, options).catch(fail));
+
+for (const role of ['scheduler', 'agent', 'crawler'] as const) {
+  program
+    .command(role)
+    .description(
+      `run the ${role} role (configured by ACKCRAWL_* environment variables; see docs/configuration.md)`,
+    )
+    .action(() => runRole(role).catch(fail));
+}
+
+program.parseAsync(process.argv).catch(fail);

@@ -1,0 +1,40 @@
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+export interface CrawlSummaryOutput {
+  pages: number;
+  ok: number;
+  failed: number;
+  settledThisRun: number;
+  durationMs: number;
+  pagesPerSecond: number;
+  out: string;
+  files: string[];
+}
+
+export function buildSummary(summary: Record<string, number>, outDir: string): CrawlSummaryOutput {
+  const files = readdirSync(outDir)
+    .filter((name) => /^pages-\d+\.jsonl(\.gz)?$/.test(name))
+    .sort()
+    .map((name) => join(outDir, name));
+  return {
+    pages: summary.pages ?? 0,
+    ok: summary.ok ?? 0,
+    failed: summary.failed ?? 0,
+    settledThisRun: summary.settledThisRun ?? 0,
+    durationMs: summary.durationMs ?? 0,
+    pagesPerSecond: summary.pagesPerSecond ?? 0,
+    out: outDir,
+    files,
+  };
+}
+
+export function formatSummary(s: CrawlSummaryOutput): string {
+  const where = relative(process.cwd(), s.out) || '.';
+  const resumed = s.settledThisRun < s.pages ? ` (${s.settledThisRun} in this run)` : '';
+  return (
+    `Crawl complete: ${s.pages} pages${resumed}, ${s.ok} ok, ${s.failed} failed, ` +
+    `in ${(s.durationMs / 1000).toFixed(1)} s (${s.pagesPerSecond} pages/s). ` +
+    `Records: ${s.files.length} file(s) in ${where}/`
+  );
+}

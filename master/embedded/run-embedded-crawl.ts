@@ -1,0 +1,123 @@
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../../shared/errors.js';
+import type { RoleIpcMessage } from '../../shared/protocol/ipc.js';
+import type { CrawlPlan } from '../cli/crawl-options.js';
+import { roleScripts } from './role-scripts.js';
+
+export interface EmbeddedCrawlHooks {
+  onProgress?: (progress: Record<string, number>) => void;
+  /** Where child processes' log lines go: 'inherit' shows them, 'ignore' hides them. */
+  childStderr?: 'inherit' | 'ignore';
+}
+
+export interface EmbeddedCrawlResult {
+  summary: Record<string, number>;
+}
+
+/** Environment for the roles, from the plan: the same ACKCRAWL_<KEY> names as a deployment uses. */
+function roleEnv(plan: CrawlPlan, token: string): NodeJS.ProcessEnv {
+  const level = plan.verbose ? 'info' : 'warn';
+  return {
+    ...process.env,
+    ACKCRAWL_TOKEN: token,
+    ACKCRAWL_LOG_LEVEL: level,
+    ACKCRAWL_OUT_DIR: plan.outDir,
+    ACKCRAWL_SEEDS: plan.seeds.join(' '),
+    ACKCRAWL_MAX_PAGES: String(plan.maxPages),
+    ACKCRAWL_MAX_DEPTH: String(plan.maxDepth),
+    ACKCRAWL_SCOPE: plan.scope,
+    ACKCRAWL_HOST_CONCURRENCY: String(plan.hostConcurrency),
+    ACKCRAWL_HOST_DELAY_MS: String(plan.hostDelayMs),
+    ACKCRAWL_RETRY_DELAY_MS: String(plan.retryDelayMs),
+    ACKCRAWL_ALLOW_PRIVATE: String(plan.allowPrivate),
+    ACKCRAWL_GZIP: String(plan.gzip),
+    ACKCRAWL_EXIT_WHEN_DONE: 'true',
+    ACKCRAWL_LISTEN_HOST: '127.0.0.1',
+    ACKCRAWL_LISTEN_PORT: '0',
+    ACKCRAWL_PROCESSES: String(plan.processes),
+    ACKCRAWL_CONCURRENCY: String(plan.concurrency),
+    ...(plan.userAgent ? { ACKCRAWL_USER_AGENT: plan.userAgent } : {}),
+  };
+}
+
+function exited(child: ChildProcess): Promise<{ code: number | null; signal: string | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+/**
+ * Every role on this machine, as the real processes: a scheduler (SQLite frontier, file sink,
+ * WebSocket on loopback with a one-time token) and an agent that keeps the crawler processes
+ * running. Resolves with the scheduler's summary once every accepted URL is settled.
+ */
+export async function runEmbeddedCrawl(
+  plan: CrawlPlan,
+  hooks: EmbeddedCrawlHooks = {},
+): Promise<EmbeddedCrawlResult> {
+  const token = randomBytes(24).toString('hex');
+  const env = roleEnv(plan, token);
+  const stderr = hooks.childStderr ?? 'inherit';
+  const scheduler = fork(roleScripts.scheduler, [], { env, stdio: ['ignore', 'ignore', stderr, 'ipc'] });
+  let agent: ChildProcess | null = null;
+  const stopAgent = async (): Promise<void> => {
+    if (!agent) return;
+    agent.kill('SIGTERM');
+    await exited(agent);
+  };
+  const forward = (signal: NodeJS.Signals): void => {
+    scheduler.kill('SIGTERM');
+    agent?.kill('SIGTERM');
+    process.exitCode = signal === 'SIGINT' ? 130 : 143;
+  };
+  process.once('SIGINT', forward);
+  process.once('SIGTERM', forward);
+  try {
+    const summary = await new Promise<Record<string, number>>((resolve, reject) => {
+      let fatal: AppError | null = null;
+      let result: Record<string, number> | null = null;
+      scheduler.on('message', (message: RoleIpcMessage) => {
+        switch (message.type) {
+          case 'listening':
+            agent = spawn(process.execPath, [roleScripts.agent], {
+              env: { ...env, ACKCRAWL_SCHEDULER_URL: message.url },
+              stdio: ['ignore', 'ignore', stderr],
+            });
+            return;
+          case 'progress':
+            hooks.onProgress?.(message.progress);
+            return;
+          case 'done':
+            result = message.summary;
+            return;
+          case 'fatal':
+            fatal = new AppError(message.code, message.message);
+            return;
+        }
+      });
+      scheduler.once('exit', (code, signal) => {
+        if (result) resolve(result);
+        else if (fatal) reject(fatal);
+        else
+          reject(
+            new AppError(
+              'SCHEDULER_EXITED',
+              `the scheduler stopped before the crawl completed (exit ${code ?? signal}); run the same command again to resume`,
+            ),
+          );
+      });
+    });
+    await stopAgent();
+    return { summary };
+  } finally {
+    process.off('SIGINT', forward);
+    process.off('SIGTERM', forward);
+    await stopAgent();
+    if (scheduler.exitCode === null && scheduler.signalCode === null) {
+      scheduler.kill('SIGTERM');
+      await exited(scheduler);
+    }
+  }
+}

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { field } from '../shared/config/load.js';
+
+/** Scheduler settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_HOST_DELAY_MS). */
+export const schedulerConfigSchema = z.object({
+  listenHost: z.string().default('127.0.0.1'),
+  listenPort: field.int().max(65535).default(0),
+  /** Shared secret crawlers present in their hello; required unless listening on loopback only. */
+  token: z.string().min(16).optional(),
+  outDir: z.string().min(1).default('./crawl-output'),
+  seeds: field.list().default([]),
+  maxPages: field.int().default(0),
+  maxDepth: field.int().default(0),
+  scope: z.enum(['host', 'domain', 'any']).default('host'),
+  hostConcurrency: field.int(1).default(2),
+  hostDelayMs: field.int().default(500),
+  retryDelayMs: field.int().default(300_000),
+  maxAttempts: field.int(1).default(3),
+  leaseMs: field.int(1000).default(120_000),
+  heartbeatMs: field.int(100).default(5_000),
+  userAgent: z.string().min(1).default('ackcrawl/0.1 (+https://github.com/ackcrawl/ackcrawl)'),
+  connectTimeoutMs: field.int(1).default(10_000),
+  responseTimeoutMs: field.int(1).default(20_000),
+  totalTimeoutMs: field.int(1).default(60_000),
+  maxRedirects: field.int().default(10),
+  maxBodyBytes: field.int(1).default(10 * 1024 * 1024),
+  allowPrivate: field.bool().default(false),
+  gzip: field.bool().default(false),
+  segmentBytes: field.int(1024).default(64 * 1024 * 1024),
+  bufferSize: field.int(1).default(2_000),
+  exitWhenDone: field.bool().default(false),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type SchedulerConfig = z.infer<typeof schedulerConfigSchema>;

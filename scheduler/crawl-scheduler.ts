@@ -1,0 +1,219 @@
+import type { Logger } from '../shared/logger.js';
+import type { Frontier, FrontierStats, SettleResult } from '../shared/ports/frontier.js';
+import type { PageSink } from '../shared/ports/page-sink.js';
+import type { FetchSettings, Hello } from '../shared/protocol/messages.js';
+import type { DecodedOutcome } from '../shared/protocol/outcome-frame.js';
+import type { Lease, NewTask } from '../shared/protocol/task.js';
+import { ProtocolError, type AppError } from '../shared/errors.js';
+import { timingSafeEqual } from 'node:crypto';
+import { Dispatcher } from './dispatch/dispatcher.js';
+import { HostGate } from './politeness/host-gate.js';
+import { decideRetry } from './retry/retry-policy.js';
+import { createLinkFilter } from './outcomes/link-filter.js';
+import { readRecovered, type RecoveredOutcome } from './outcomes/recovered.js';
+import { Settler } from './outcomes/settler.js';
+import { startWsServer, type RunningWsServer } from './ws/server.js';
+import type { WsSession } from './ws/session.js';
+import { ProgressMeter, type CrawlProgress, type CrawlSummary } from './progress.js';
+
+export interface CrawlSchedulerSettings {
+  listenHost: string;
+  listenPort: number;
+  token: string | undefined;
+  seeds: NewTask[];
+  maxPages: number;
+  maxDepth: number;
+  hostConcurrency: number;
+  hostDelayMs: number;
+  retryDelayMs: number;
+  maxAttempts: number;
+  leaseMs: number;
+  heartbeatMs: number;
+  bufferSize: number;
+  fetch: FetchSettings;
+}
+
+export interface CrawlSchedulerDeps {
+  settings: CrawlSchedulerSettings;
+  frontier: Frontier;
+  sink: PageSink;
+  logger: Logger;
+  inScope: (url: string) => boolean;
+  clock?: () => number;
+  onProgress?: (progress: CrawlProgress) => void;
+  /** Called once when nothing is left to fetch: every accepted URL is done or finally failed. */
+  onDone?: (summary: CrawlSummary) => void;
+}
+
+/**
+ * The scheduler role: leases tasks from the frontier, serves them to crawlers over WebSocket under
+ * per-host politeness, and turns outcomes into durable records, retries and new tasks.
+ */
+export class CrawlScheduler {
+  private readonly gate: HostGate;
+  private readonly dispatcher: Dispatcher;
+  private readonly settler: Settler;
+  private readonly linkFilter: ReturnType<typeof createLinkFilter>;
+  private readonly clock: () => number;
+  private readonly meter: ProgressMeter;
+  private recovered = new Map<string, RecoveredOutcome>();
+  private server: RunningWsServer | null = null;
+  private timers: NodeJS.Timeout[] = [];
+  private stats: FrontierStats = { ready: 0, delayed: 0, leased: 0, done: 0, failed: 0, total: 0 };
+  private finished = false;
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly deps: CrawlSchedulerDeps) {
+    const { settings, logger } = deps;
+    this.clock = deps.clock ?? Date.now;
+    this.gate = new HostGate({ concurrency: settings.hostConcurrency, delayMs: settings.hostDelayMs });
+    this.linkFilter = createLinkFilter({ inScope: deps.inScope, maxDepth: settings.maxDepth });
+    this.meter = new ProgressMeter(this.clock);
+    this.settler = new Settler({
+      sink: deps.sink,
+      frontier: deps.frontier,
+      logger: logger.child({ module: 'settler' }),
+      maxTotal: settings.maxPages,
+      onSettled: (result, counts) => this.onSettled(result, counts),
+    });
+    this.dispatcher = new Dispatcher({
+      frontier: deps.frontier,
+      gate: this.gate,
+      logger: logger.child({ module: 'dispatcher' }),
+      clock: this.clock,
+      leaseMs: settings.leaseMs,
+      bufferSize: settings.bufferSize,
+      perHostBuffer: Math.max(16, settings.hostConcurrency * 4),
+      intercept: (lease) => this.settleRecovered(lease),
+      canDispatch: () => this.settler.backlog < settings.bufferSize * 2,
+    });
+  }
+
+  /** Recovers after a crash, queues the seeds, opens the crawler endpoint. Resolves with its URL. */
+  async start(): Promise<string> {
+    const { settings, frontier, sink, logger } = this.deps;
+    this.recovered = readRecovered(await sink.recover(await frontier.checkpoint()));
+    if (this.recovered.size > 0) {
+      logger.info({ records: this.recovered.size }, 'found durable records not yet settled; settling them');
+    }
+    const maxTotal = settings.maxPages > 0 ? settings.maxPages : undefined;
+    await frontier.push(settings.seeds, maxTotal === undefined ? {} : { maxTotal });
+    this.stats = await frontier.stats();
+    this.server = await startWsServer({
+      host: settings.listenHost,
+      port: settings.listenPort,
+      maxPayloadBytes: settings.fetch.maxBodyBytes * 6 + 1024 * 1024,
+      heartbeatMs: settings.heartbeatMs,
+      fetch: settings.fetch,
+      logger: logger.child({ module: 'ws' }),
+      health: () => ({ status: this.finished ? 'done' : 'crawling', ...this.progress() }),
+      handlers: {
+        authenticate: (hello) => this.authenticate(hello),
+        onReady: (session) => this.dispatcher.addSession(session),
+        onCredit: () => this.dispatcher.pump(),
+        onOutcome: (session, outcome) => this.onOutcome(session, outcome),
+        onClose: (session) => void this.dispatcher.removeSession(session.id),
+      },
+    });
+    this.timers.push(setInterval(() => void this.tick(), 250));
+    this.timers.push(setInterval(() => void this.renewLeases(), Math.floor(settings.leaseMs / 3)));
+    this.dispatcher.pump();
+    return this.server.url;
+  }
+
+  private authenticate(hello: Hello): AppError | null {
+    const expected = this.deps.settings.token;
+    if (expected === undefined) return null;
+    const given = Buffer.from(hello.token ?? '');
+    const want = Buffer.from(expected);
+    if (given.length === want.length && timingSafeEqual(given, want)) return null;
+    return new ProtocolError('UNAUTHORIZED', 'a valid token is required to crawl for this scheduler');
+  }
+
+  private onOutcome(session: WsSession, { header, record }: DecodedOutcome): void {
+    const lease = this.dispatcher.complete(session.id, header.taskId);
+    if (!lease) {
+      this.deps.logger.debug({ taskId: header.taskId }, 'stale outcome ignored (task was handed back)');
+      return;
+    }
+    const sinkRecord = { key: lease.url, value: record };
+    if (header.outcome === 'ok') {
+      this.settler.ack(lease, sinkRecord, this.linkFilter(header.links, lease));
+    } else {
+      const failure = header.failure ?? {
+        code: 'UNKNOWN',
+        message: 'failed without a reason',
+        retriable: false,
+        status: null,
+        retryAfterMs: null,
+      };
+      const decision = decideRetry(
+        { retriable: failure.retriable, attempt: lease.attempt, retryAfterMs: failure.retryAfterMs },
+        { retryDelayMs: this.deps.settings.retryDelayMs, maxAttempts: this.deps.settings.maxAttempts },
+      );
+      const reason = `${failure.code}: ${failure.message}`;
+      if (decision.kind === 'final') this.settler.fail(lease, sinkRecord, reason);
+      else this.settler.retry(lease, decision.delayMs, reason);
+    }
+    this.dispatcher.pump();
+  }
+
+  private settleRecovered(lease: Lease): boolean {
+    const found = this.recovered.get(lease.url);
+    if (!found) return false;
+    this.recovered.delete(lease.url);
+    if (found.outcome === 'ok') this.settler.ackRecovered(lease, this.linkFilter(found.follow, lease));
+    else this.settler.failRecovered(lease, found.error);
+    return true;
+  }
+
+  private onSettled(result: SettleResult, counts: { acks: number; retries: number; failures: number }): void {
+    this.meter.record(counts.acks + counts.failures);
+    if (result.accepted > 0 || counts.retries > 0) this.dispatcher.frontierChanged();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.finished || this.closing) return;
+    try {
+      this.stats = await this.deps.frontier.stats();
+      await this.dispatcher.expireInFlight(this.deps.settings.fetch.totalTimeoutMs + 30_000);
+      this.dispatcher.pump();
+      this.deps.onProgress?.(this.progress());
+      const s = this.stats;
+      if (s.ready + s.delayed + s.leased === 0 && this.settler.backlog === 0) {
+        this.finished = true;
+        this.deps.onDone?.(this.meter.summary(s));
+      }
+    } catch (err) {
+      this.deps.logger.error({ err }, 'scheduler tick failed');
+    }
+  }
+
+  private async renewLeases(): Promise<void> {
+    const held = this.dispatcher.heldLeases();
+    if (held.length === 0) return;
+    try {
+      await this.deps.frontier.renew(held, this.deps.settings.leaseMs);
+    } catch (err) {
+      this.deps.logger.error({ err }, 'lease renewal failed');
+    }
+  }
+
+  progress(): CrawlProgress {
+    return this.meter.progress(this.stats, this.dispatcher.inFlightCount);
+  }
+
+  /**
+   * Clean shutdown, safe to call twice: stop serving, let in-flight outcomes settle, hand back the
+   * rest. Crawlers that were mid-fetch lose their tasks to the frontier, never to the void.
+   */
+  close(): Promise<void> {
+    return (this.closing ??= (async () => {
+      for (const timer of this.timers) clearInterval(timer);
+      for (const session of this.server?.sessions ?? []) session.drain();
+      await this.server?.close();
+      await this.settler.close();
+      await this.dispatcher.close();
+    })());
+  }
+}

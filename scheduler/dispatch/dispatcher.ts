@@ -1,0 +1,213 @@
+import type { Logger } from '../../shared/logger.js';
+import type { Frontier } from '../../shared/ports/frontier.js';
+import type { WireTask } from '../../shared/protocol/messages.js';
+import type { Lease } from '../../shared/protocol/task.js';
+import type { HostGate } from '../politeness/host-gate.js';
+import { TaskBuffer } from './task-buffer.js';
+
+/** What the dispatcher needs of a connected crawler. */
+export interface CrawlerSession {
+  readonly id: string;
+  /** Tasks the crawler asked for and has not been sent yet. Never exceeded. */
+  credit: number;
+  sendTasks(tasks: WireTask[]): void;
+}
+
+export interface InFlight {
+  lease: Lease;
+  sessionId: string;
+  sentAt: number;
+}
+
+export interface DispatcherOptions {
+  frontier: Frontier;
+  gate: HostGate;
+  logger: Logger;
+  clock: () => number;
+  leaseMs: number;
+  bufferSize: number;
+  perHostBuffer: number;
+  /** Called before a lease is sent: true when the lease was settled some other way (recovery). */
+  intercept?: (lease: Lease) => boolean;
+  /** False while the outcome pipeline is backed up: no new work goes out. */
+  canDispatch?: () => boolean;
+}
+
+/**
+ * Moves leased tasks from the frontier to crawlers: a bounded buffer per host, politeness from the
+ * host gate, and the crawlers' credit. It tracks every task in flight so a lost crawler's tasks go
+ * back to the frontier and a late or foreign outcome is recognised as stale.
+ */
+export class Dispatcher {
+  private readonly sessions = new Map<string, CrawlerSession>();
+  private readonly inFlight = new Map<string, InFlight>();
+  private readonly buffer: TaskBuffer;
+  private refilling = false;
+  private frontierEmptyUntil = 0;
+  private wakeTimer: NodeJS.Timeout | null = null;
+  private sessionCursor = 0;
+  private closed = false;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.buffer = new TaskBuffer(options.perHostBuffer);
+  }
+
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  get bufferedCount(): number {
+    return this.buffer.size;
+  }
+
+  addSession(session: CrawlerSession): void {
+    this.sessions.set(session.id, session);
+  }
+
+  /** The crawler is gone: its tasks go back to the frontier at once, without counting an attempt. */
+  async removeSession(sessionId: string): Promise<void> {
+    this.sessions.delete(sessionId);
+    const back: Lease[] = [];
+    for (const [taskId, flight] of this.inFlight) {
+      if (flight.sessionId !== sessionId) continue;
+      this.inFlight.delete(taskId);
+      this.options.gate.finish(flight.lease.host, this.options.clock());
+      back.push(flight.lease);
+    }
+    if (back.length > 0) {
+      this.options.logger.info(
+        { sessionId, tasks: back.length },
+        'crawler gone; its tasks go back to the frontier',
+      );
+      await this.options.frontier.release(back);
+      this.frontierEmptyUntil = 0;
+    }
+    this.pump();
+  }
+
+  /** The task's outcome arrived: it is no longer in flight. Null when stale or not this session's. */
+  complete(sessionId: string, taskId: string): Lease | null {
+    const flight = this.inFlight.get(taskId);
+    if (!flight || flight.sessionId !== sessionId) return null;
+    this.inFlight.delete(taskId);
+    this.options.gate.finish(flight.lease.host, this.options.clock());
+    return flight.lease;
+  }
+
+  /** New work may be in the frontier (settled links, retries, released tasks). */
+  frontierChanged(): void {
+    this.frontierEmptyUntil = 0;
+    this.pump();
+  }
+
+  /** Hand out every task that politeness and credit allow; refill the buffer when it runs low. */
+  pump(): void {
+    if (this.closed) return;
+    const now = this.options.clock();
+    const batches = new Map<CrawlerSession, WireTask[]>();
+    let wakeInMs = Infinity;
+    const allowed = this.options.canDispatch?.() ?? true;
+    while (allowed) {
+      const session = this.nextSessionWithCredit();
+      if (!session) break;
+      const { lease, wakeInMs: wait } = this.buffer.take(this.options.gate, now);
+      if (!lease) {
+        wakeInMs = wait;
+        break;
+      }
+      if (this.options.intercept?.(lease)) continue;
+      this.options.gate.start(lease.host, now);
+      session.credit -= 1;
+      this.inFlight.set(lease.taskId, { lease, sessionId: session.id, sentAt: now });
+      let batch = batches.get(session);
+      if (!batch) batches.set(session, (batch = []));
+      batch.push({
+        taskId: lease.taskId,
+        url: lease.url,
+        depth: lease.depth,
+        attempt: lease.attempt,
+        parentUrl: lease.parentUrl,
+      });
+    }
+    for (const [session, tasks] of batches) session.sendTasks(tasks);
+    if (Number.isFinite(wakeInMs)) this.wakeIn(wakeInMs);
+    if (this.buffer.size < this.options.bufferSize / 2 && now >= this.frontierEmptyUntil) void this.refill();
+  }
+
+  private nextSessionWithCredit(): CrawlerSession | null {
+    const list = [...this.sessions.values()];
+    for (let i = 0; i < list.length; i++) {
+      const session = list[(this.sessionCursor + i) % list.length] as CrawlerSession;
+      if (session.credit > 0) {
+        this.sessionCursor = (this.sessionCursor + i + 1) % list.length;
+        return session;
+      }
+    }
+    return null;
+  }
+
+  private wakeIn(ms: number): void {
+    if (this.wakeTimer) return;
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeTimer = null;
+        this.pump();
+      },
+      Math.max(1, ms),
+    );
+  }
+
+  private async refill(): Promise<void> {
+    if (this.refilling || this.closed) return;
+    this.refilling = true;
+    try {
+      const want = this.options.bufferSize - this.buffer.size;
+      const leases = await this.options.frontier.lease(want, {
+        excludeHosts: this.buffer.fullHosts(),
+        leaseMs: this.options.leaseMs,
+      });
+      for (const lease of leases) this.buffer.add(lease);
+      // Nothing ready: look again on the next tick rather than spinning on the frontier.
+      if (leases.length === 0) this.frontierEmptyUntil = this.options.clock() + 250;
+    } catch (err) {
+      this.options.logger.error({ err }, 'frontier lease failed; trying again shortly');
+      this.frontierEmptyUntil = this.options.clock() + 1000;
+    } finally {
+      this.refilling = false;
+    }
+    if (this.buffer.size > 0) this.pump();
+  }
+
+  /** Tasks in flight longer than `maxAgeMs` (a hung crawler): forget them and put them back. */
+  async expireInFlight(maxAgeMs: number): Promise<number> {
+    const now = this.options.clock();
+    const expired: Lease[] = [];
+    for (const [taskId, flight] of this.inFlight) {
+      if (now - flight.sentAt < maxAgeMs) continue;
+      this.inFlight.delete(taskId);
+      this.options.gate.finish(flight.lease.host, now);
+      expired.push(flight.lease);
+    }
+    if (expired.length > 0) {
+      this.options.logger.warn({ tasks: expired.length }, 'tasks in flight too long; handing them back');
+      await this.options.frontier.release(expired);
+      this.frontierChanged();
+    }
+    return expired.length;
+  }
+
+  /** Every lease this scheduler holds, to renew. */
+  heldLeases(): Lease[] {
+    return [...this.buffer.all(), ...[...this.inFlight.values()].map((f) => f.lease)];
+  }
+
+  /** Stop dispatching; hand back everything buffered or in flight. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    const back = [...this.buffer.drain(), ...[...this.inFlight.values()].map((f) => f.lease)];
+    this.inFlight.clear();
+    if (back.length > 0) await this.options.frontier.release(back);
+  }
+}

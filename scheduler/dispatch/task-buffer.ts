@@ -1,0 +1,81 @@
+import type { Lease } from '../../shared/protocol/task.js';
+import type { HostGate } from '../politeness/host-gate.js';
+
+/**
+ * Leased tasks waiting for a crawler, queued per host so a host that must wait (politeness) never
+ * holds back the others. Hosts are served round-robin.
+ */
+export class TaskBuffer {
+  private readonly byHost = new Map<string, Lease[]>();
+  private hosts: string[] = [];
+  private cursor = 0;
+  private count = 0;
+
+  constructor(private readonly perHostLimit: number) {}
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(lease: Lease): void {
+    let queue = this.byHost.get(lease.host);
+    if (!queue) {
+      queue = [];
+      this.byHost.set(lease.host, queue);
+      this.hosts.push(lease.host);
+    }
+    queue.push(lease);
+    this.count += 1;
+  }
+
+  /** Hosts holding as many buffered tasks as they may: the frontier should not lease more of them. */
+  fullHosts(): string[] {
+    const full: string[] = [];
+    for (const [host, queue] of this.byHost) if (queue.length >= this.perHostLimit) full.push(host);
+    return full;
+  }
+
+  /**
+   * The next task whose host may start now, or null; `wakeInMs` tells when to look again
+   * (Infinity when every waiting host waits for a request to finish).
+   */
+  take(gate: HostGate, now: number): { lease: Lease | null; wakeInMs: number } {
+    let wakeInMs = Infinity;
+    const n = this.hosts.length;
+    for (let i = 0; i < n; i++) {
+      const index = (this.cursor + i) % n;
+      const host = this.hosts[index] as string;
+      const wait = gate.waitMs(host, now);
+      if (wait > 0) {
+        wakeInMs = Math.min(wakeInMs, wait);
+        continue;
+      }
+      const queue = this.byHost.get(host) as Lease[];
+      const lease = queue.shift() as Lease;
+      this.count -= 1;
+      if (queue.length === 0) {
+        this.byHost.delete(host);
+        this.hosts.splice(index, 1);
+        this.cursor = n - 1 === 0 ? 0 : index % (n - 1);
+      } else {
+        this.cursor = (index + 1) % n;
+      }
+      return { lease, wakeInMs: 0 };
+    }
+    return { lease: null, wakeInMs };
+  }
+
+  /** Every buffered task, removing them (on shutdown, to hand them back). */
+  drain(): Lease[] {
+    const all = [...this.byHost.values()].flat();
+    this.byHost.clear();
+    this.hosts = [];
+    this.cursor = 0;
+    this.count = 0;
+    return all;
+  }
+
+  all(): Lease[] {
+    return [...this.byHost.values()].flat();
+  }
+}

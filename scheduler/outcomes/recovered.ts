@@ -1,0 +1,39 @@
+import type { SinkRecord } from '../../shared/ports/page-sink.js';
+
+export interface RecoveredOutcome {
+  outcome: 'ok' | 'failed';
+  follow: string[];
+  error: string;
+}
+
+/**
+ * Records the sink made durable after the last settled batch: their tasks were fetched, but the
+ * crash came before the frontier heard of it. They are settled from the record when leased again,
+ * instead of being fetched and written a second time.
+ */
+export function readRecovered(records: readonly SinkRecord[]): Map<string, RecoveredOutcome> {
+  const byUrl = new Map<string, RecoveredOutcome>();
+  for (const record of records) {
+    try {
+      const page = JSON.parse(record.value.toString('utf8')) as {
+        outcome?: unknown;
+        links?: unknown;
+        nofollow?: unknown;
+        nofollowLinks?: unknown;
+        error?: { code?: unknown; message?: unknown } | null;
+      };
+      const links = Array.isArray(page.links)
+        ? page.links.filter((l): l is string => typeof l === 'string')
+        : [];
+      const skip = new Set(Array.isArray(page.nofollowLinks) ? page.nofollowLinks : []);
+      byUrl.set(record.key, {
+        outcome: page.outcome === 'ok' ? 'ok' : 'failed',
+        follow: page.nofollow === true ? [] : links.filter((l) => !skip.has(l)),
+        error: page.error ? `${String(page.error.code)}: ${String(page.error.message)}` : '',
+      });
+    } catch {
+      // Unreadable: the task is fetched again.
+    }
+  }
+  return byUrl;
+}

@@ -1,0 +1,131 @@
+import type { Logger } from '../../shared/logger.js';
+import type { Frontier, SettleResult } from '../../shared/ports/frontier.js';
+import type { PageSink, SinkRecord } from '../../shared/ports/page-sink.js';
+import type { Lease, NewTask } from '../../shared/protocol/task.js';
+
+type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'>;
+
+interface Batch {
+  records: SinkRecord[];
+  acks: { lease: LeaseRef; discovered: NewTask[] }[];
+  retries: { lease: LeaseRef; delayMs: number; error: string }[];
+  failures: { lease: LeaseRef; error: string }[];
+}
+
+export interface SettlerOptions {
+  sink: PageSink;
+  frontier: Frontier;
+  logger: Logger;
+  maxTotal: number;
+  onSettled: (result: SettleResult, batch: { acks: number; retries: number; failures: number }) => void;
+}
+
+const emptyBatch = (): Batch => ({ records: [], acks: [], retries: [], failures: [] });
+
+/**
+ * Ack after durability, with group commit: outcomes collect while the previous batch is being
+ * made durable; then the batch's records go to the page sink, and only once the sink confirms do
+ * the acks, retries, failures and discovered URLs go to the frontier, in one step, with the sink's
+ * checkpoint. A failure keeps the batch and tries again: nothing is acked that is not durable.
+ */
+export class Settler {
+  private pending = emptyBatch();
+  private running: Promise<void> | null = null;
+  private backoffMs = 0;
+  private closed = false;
+
+  constructor(private readonly options: SettlerOptions) {}
+
+  /** Outcomes waiting to be made durable (for backpressure). */
+  get backlog(): number {
+    return this.pending.acks.length + this.pending.retries.length + this.pending.failures.length;
+  }
+
+  ack(lease: LeaseRef, record: SinkRecord, discovered: NewTask[]): void {
+    this.pending.records.push(record);
+    this.pending.acks.push({ lease, discovered });
+    this.kick();
+  }
+
+  /** Settle a lease whose record is already durable (found by recovery after a crash). */
+  ackRecovered(lease: LeaseRef, discovered: NewTask[]): void {
+    this.pending.acks.push({ lease, discovered });
+    this.kick();
+  }
+
+  fail(lease: LeaseRef, record: SinkRecord, error: string): void {
+    this.pending.records.push(record);
+    this.pending.failures.push({ lease, error });
+    this.kick();
+  }
+
+  failRecovered(lease: LeaseRef, error: string): void {
+    this.pending.failures.push({ lease, error });
+    this.kick();
+  }
+
+  retry(lease: LeaseRef, delayMs: number, error: string): void {
+    this.pending.retries.push({ lease, delayMs, error });
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.running || this.closed) return;
+    this.running = new Promise((resolve) => setImmediate(resolve)).then(() => this.drain());
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.backlog > 0 || this.pending.records.length > 0) {
+        const batch = this.pending;
+        this.pending = emptyBatch();
+        await this.commit(batch);
+      }
+    } finally {
+      this.running = null;
+    }
+  }
+
+  private async commit(batch: Batch): Promise<void> {
+    let written: { checkpoint: string | null } | null = null;
+    for (;;) {
+      try {
+        // Once the sink confirmed the records, a retry only repeats the settle: no duplicate writes.
+        written ??= { checkpoint: await this.options.sink.write(batch.records) };
+        const checkpoint = written.checkpoint;
+        const result = await this.options.frontier.settle({
+          acks: batch.acks,
+          retries: batch.retries,
+          failures: batch.failures,
+          maxTotal: this.options.maxTotal > 0 ? this.options.maxTotal : undefined,
+          ...(checkpoint === null ? {} : { checkpoint }),
+        });
+        this.backoffMs = 0;
+        this.options.onSettled(result, {
+          acks: batch.acks.length,
+          retries: batch.retries.length,
+          failures: batch.failures.length,
+        });
+        return;
+      } catch (err) {
+        if (this.closed) throw err;
+        this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 100), 10_000);
+        this.options.logger.error(
+          { err, records: batch.records.length, retryInMs: this.backoffMs },
+          'could not make a batch durable; keeping it and trying again',
+        );
+        await new Promise((resolve) => setTimeout(resolve, this.backoffMs));
+      }
+    }
+  }
+
+  /** Wait until everything submitted so far is settled. */
+  async flush(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+  }
+}

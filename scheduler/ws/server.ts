@@ -1,0 +1,73 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import type { Logger } from '../../shared/logger.js';
+import { WsSession, type SessionHandlers, type SessionOptions } from './session.js';
+
+export interface WsServerOptions extends SessionOptions {
+  host: string;
+  port: number;
+  maxPayloadBytes: number;
+  handlers: SessionHandlers;
+  health: () => unknown;
+  logger: Logger;
+}
+
+export interface RunningWsServer {
+  /** ws://host:port/crawlers */
+  url: string;
+  sessions: Set<WsSession>;
+  close(): Promise<void>;
+}
+
+/** The crawler endpoint (`/crawlers`) and a JSON health endpoint (`/health`) on one port. */
+export async function startWsServer(options: WsServerOptions): Promise<RunningWsServer> {
+  const http: Server = createServer((req, res) => {
+    if (req.url === '/health') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(options.health()));
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({ error: { code: 'NOT_FOUND', message: 'try /health or a WebSocket on /crawlers' } }),
+    );
+  });
+  const wss = new WebSocketServer({ server: http, path: '/crawlers', maxPayload: options.maxPayloadBytes });
+  const sessions = new Set<WsSession>();
+  wss.on('connection', (ws) => {
+    const session = new WsSession(
+      ws,
+      {
+        ...options.handlers,
+        onClose: (s) => {
+          sessions.delete(s);
+          options.handlers.onClose(s);
+        },
+      },
+      options,
+    );
+    sessions.add(session);
+  });
+  wss.on('error', (err) => options.logger.error({ err }, 'websocket server error'));
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port, options.host, () => resolve());
+  });
+  const address = http.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | null = null;
+  return {
+    url: `ws://${host}:${address.port}/crawlers`,
+    sessions,
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        for (const client of wss.clients) client.close(1001, 'scheduler closing');
+        wss.close(() => http.close(() => resolve()));
+        setTimeout(() => {
+          for (const client of wss.clients) client.terminate();
+          http.closeAllConnections();
+        }, 2000).unref();
+      })),
+  };
+}
