@@ -1,5 +1,5 @@
-import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { InvalidInputError } from '../../shared/errors.js';
 import { normalizeUrl } from '../../shared/url/normalize.js';
 
@@ -96,9 +96,23 @@ export function planCrawl(seedArgs: string[], raw: RawCrawlOptions): CrawlPlan {
   return plan;
 }
 
+/**
+ * mkdir -p one level at a time: node's recursive mkdir never returns for some paths under /proc,
+ * and a user's typo must get an error, not a hang.
+ */
+function makeDirs(dir: string): void {
+  const missing: string[] = [];
+  let cursor = dir;
+  while (!existsSync(cursor) && dirname(cursor) !== cursor) {
+    missing.unshift(cursor);
+    cursor = dirname(cursor);
+  }
+  for (const path of missing) mkdirSync(path);
+}
+
 function checkWritable(dir: string, problems: string[]): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
     accessSync(dir, constants.W_OK);
     const probe = join(dir, `.write-probe-${process.pid}`);
     writeFileSync(probe, '');

@@ -1,0 +1,27 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import type { PageRecord } from '../../shared/protocol/page-record.js';
+
+/** Every complete page record in an output folder, in file order (a torn last line is skipped). */
+export function readRecords(dir: string): PageRecord[] {
+  const records: PageRecord[] = [];
+  const files = readdirSync(dir)
+    .filter((f) => /^pages-\d+\.jsonl(\.gz)?$/.test(f))
+    .sort();
+  for (const file of files) {
+    const raw = readFileSync(join(dir, file));
+    const text = (file.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8');
+    const lines = text.split('\n');
+    const complete = text.endsWith('\n') ? lines.slice(0, -1) : lines.slice(0, -1);
+    for (const line of complete) if (line) records.push(JSON.parse(line) as PageRecord);
+  }
+  return records;
+}
+
+/** url → how many records it has. */
+export function countByUrl(records: readonly PageRecord[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const r of records) counts.set(r.url, (counts.get(r.url) ?? 0) + 1);
+  return counts;
+}
