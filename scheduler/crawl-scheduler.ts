@@ -11,6 +11,7 @@ import { HostGate } from './politeness/host-gate.js';
 import { decideRetry } from './retry/retry-policy.js';
 import { createLinkFilter } from './outcomes/link-filter.js';
 import { readRecovered, type RecoveredOutcome } from './outcomes/recovered.js';
+import { SeenCache } from './outcomes/seen-cache.js';
 import { Settler } from './outcomes/settler.js';
 import { startWsServer, type RunningWsServer } from './ws/server.js';
 import type { WsSession } from './ws/session.js';
@@ -74,6 +75,7 @@ export class CrawlScheduler {
       frontier: deps.frontier,
       logger: logger.child({ module: 'settler' }),
       maxTotal: settings.maxPages,
+      seen: new SeenCache(),
       onSettled: (result, counts) => this.onSettled(result, counts),
     });
     this.dispatcher = new Dispatcher({

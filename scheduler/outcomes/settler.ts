@@ -2,6 +2,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { Frontier, SettleResult } from '../../shared/ports/frontier.js';
 import type { PageSink, SinkRecord } from '../../shared/ports/page-sink.js';
 import type { Lease, NewTask } from '../../shared/protocol/task.js';
+import type { SeenCache } from './seen-cache.js';
 
 type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'>;
 
@@ -17,6 +18,8 @@ export interface SettlerOptions {
   frontier: Frontier;
   logger: Logger;
   maxTotal: number;
+  /** URLs known to be in the frontier: discovered links found here are not sent again. */
+  seen?: SeenCache;
   onSettled: (result: SettleResult, batch: { acks: number; retries: number; failures: number }) => void;
 }
 
@@ -43,14 +46,19 @@ export class Settler {
 
   ack(lease: LeaseRef, record: SinkRecord, discovered: NewTask[]): void {
     this.pending.records.push(record);
-    this.pending.acks.push({ lease, discovered });
+    this.pending.acks.push({ lease, discovered: this.unseen(discovered) });
     this.kick();
   }
 
   /** Settle a lease whose record is already durable (found by recovery after a crash). */
   ackRecovered(lease: LeaseRef, discovered: NewTask[]): void {
-    this.pending.acks.push({ lease, discovered });
+    this.pending.acks.push({ lease, discovered: this.unseen(discovered) });
     this.kick();
+  }
+
+  private unseen(discovered: NewTask[]): NewTask[] {
+    const seen = this.options.seen;
+    return seen ? discovered.filter((task) => !seen.has(task.url)) : discovered;
   }
 
   fail(lease: LeaseRef, record: SinkRecord, error: string): void {
@@ -101,6 +109,8 @@ export class Settler {
           ...(checkpoint === null ? {} : { checkpoint }),
         });
         this.backoffMs = 0;
+        const seen = this.options.seen;
+        if (seen) for (const ack of batch.acks) for (const task of ack.discovered) seen.add(task.url);
         this.options.onSettled(result, {
           acks: batch.acks.length,
           retries: batch.retries.length,

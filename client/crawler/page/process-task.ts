@@ -43,9 +43,13 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
   let links: string[] = [];
   let follow: string[] = [];
   let nofollow = false;
-  if (page && !failure && isHtmlContentType(page.contentType)) {
+  // Decoded once: the same text is parsed for links and stored in the record.
+  const body = page ? encodeBody(page.body, page.contentType) : null;
+  if (page && body && !failure && isHtmlContentType(page.contentType)) {
     try {
-      const extracted = extractLinks(page.body.toString('utf8'), page.finalUrl);
+      // Undecodable charsets are stored as base64; links are ASCII, so latin1 reads them fine.
+      const text = body.encoding === 'utf8' ? body.body : page.body.toString('latin1');
+      const extracted = extractLinks(text, page.finalUrl);
       links = extracted.links;
       follow = extracted.follow;
       nofollow = extracted.metaNofollow;
@@ -57,7 +61,6 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
   }
   const followSet = new Set(follow);
   const nofollowLinks = nofollow ? [] : links.filter((l) => !followSet.has(l));
-  const body = page ? encodeBody(page.body, page.contentType) : null;
   const record: PageRecord = {
     ...base,
     finalUrl: page?.finalUrl ?? null,

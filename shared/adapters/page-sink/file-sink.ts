@@ -10,6 +10,8 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { fdatasync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { StorageError } from '../../errors.js';
 import type { PageSink, SinkRecord } from '../../ports/page-sink.js';
@@ -25,6 +27,7 @@ export interface FileSinkOptions {
 }
 
 const NEWLINE = Buffer.from('\n');
+const fdatasyncAsync = promisify(fdatasync);
 
 /**
  * Page records as newline-delimited JSON in size-rotated segments. `write` appends and fdatasyncs
@@ -55,7 +58,7 @@ export class FileSink implements PageSink {
     return run;
   }
 
-  private writeNow(records: readonly SinkRecord[]): string | null {
+  private async writeNow(records: readonly SinkRecord[]): Promise<string | null> {
     if (this.closed) throw new StorageError('SINK_CLOSED', 'the page sink is closed', { retriable: false });
     if (records.length === 0) return this.fd === null ? null : formatCheckpoint(this.index, this.offset);
     const parts: Buffer[] = [];
@@ -64,9 +67,11 @@ export class FileSink implements PageSink {
     try {
       const fd = this.activeFd();
       let written = 0;
-      while (written < data.length)
+      while (written < data.length) {
         written += writeSync(fd, data, written, data.length - written, this.offset + written);
-      fdatasyncSync(fd);
+      }
+      // The sync runs off the event loop: outcomes keep arriving (and batching) meanwhile.
+      await fdatasyncAsync(fd);
       this.offset += data.length;
     } catch (err) {
       throw new StorageError('SINK_IO', `cannot write page records in ${this.dir}: ${String(err)}`, {
@@ -105,6 +110,9 @@ export class FileSink implements PageSink {
    */
   async recover(checkpoint: string | null): Promise<SinkRecord[]> {
     await this.chain;
+    // This sink's own compressions first: the `.gz.tmp` they are writing is no crash leftover, and
+    // removing it below would make them fail (the segment stays plain and close() rejects).
+    await Promise.allSettled(this.compressions);
     const from = parseCheckpoint(checkpoint) ?? { index: 0, offset: 0 };
     const segments = listSegments(this.dir);
     for (const seg of segments) if (!seg.gzip) rmSync(`${seg.path}.gz.tmp`, { force: true });

@@ -1,0 +1,25 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { pageRecordSchema } from '../../shared/protocol/page-record.js';
+
+/** docs/page-record.schema.json, generated from the zod schema the code validates with. */
+export const SCHEMA_PATH = fileURLToPath(new URL('../../../docs/page-record.schema.json', import.meta.url));
+
+export function renderPageRecordJsonSchema(): string {
+  const schema = z.toJSONSchema(pageRecordSchema);
+  return `${JSON.stringify({ ...schema, $id: 'https://ackcrawl.dev/schemas/page-record-1.json', title: 'ackcrawl page record, version 1' }, null, 2)}\n`;
+}
+
+// `node dist/scripts/docs/page-record-schema.js` rewrites the file; `--check` fails if it drifted.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const rendered = renderPageRecordJsonSchema();
+  if (process.argv.includes('--check')) {
+    if (readFileSync(SCHEMA_PATH, 'utf8') !== rendered) {
+      console.error('docs/page-record.schema.json is out of date: run npm run docs:schema');
+      process.exit(1);
+    }
+  } else {
+    writeFileSync(SCHEMA_PATH, rendered);
+  }
+}
