@@ -1,0 +1,31 @@
+import Database from 'better-sqlite3';
+import { AppError, StorageError, errorMessage } from '../../errors.js';
+
+/**
+ * Turns whatever SQLite (or better-sqlite3's argument checks) threw into a StorageError that says
+ * what happens next: a corrupt file needs a person (FRONTIER_CORRUPT, not retriable); a busy,
+ * full or failing disk may recover (FRONTIER_IO, retriable); anything else better-sqlite3 throws
+ * (a missing directory, a bad binding) will fail the same way again (FRONTIER_IO, not retriable).
+ * AppErrors pass through unchanged.
+ */
+export function toFrontierError(err: unknown, op: string, path: string): AppError {
+  if (err instanceof AppError) return err;
+  const sqliteCode = err instanceof Database.SqliteError ? err.code : undefined;
+  const details = { op, path, ...(sqliteCode === undefined ? {} : { sqliteCode }) };
+  const message = `sqlite frontier ${op} failed (${path}): ${errorMessage(err)}`;
+  if (sqliteCode !== undefined && /^SQLITE_(CORRUPT|NOTADB)/.test(sqliteCode)) {
+    return new StorageError('FRONTIER_CORRUPT', message, { retriable: false, cause: err, details });
+  }
+  return new StorageError('FRONTIER_IO', message, {
+    retriable: sqliteCode !== undefined,
+    cause: err,
+    details,
+  });
+}
+
+export function closedError(path: string): StorageError {
+  return new StorageError('FRONTIER_CLOSED', `sqlite frontier ${path} is closed`, {
+    retriable: false,
+    details: { path },
+  });
+}

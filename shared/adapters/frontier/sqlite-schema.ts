@@ -1,0 +1,89 @@
+import Database from 'better-sqlite3';
+import { StorageError } from '../../errors.js';
+
+/** Task states as stored. Small ints keep the rows and the partial indexes small. */
+export const State = { queued: 0, leased: 1, done: 2, failed: 3 } as const;
+export type StateValue = (typeof State)[keyof typeof State];
+
+export const SCHEMA_VERSION = 1;
+
+/**
+ * Each entry takes the schema from version `index` to `index + 1`. Rows are never deleted, so the
+ * `url` unique index is the crawl's seen-set, on disk.
+ *
+ * The partial indexes carry `state` as a literal so the planner can prove they apply:
+ * - tasks_ready: lease() walks it in (priority DESC, id) order; available_at and host are in the
+ *   index so skipping delayed tasks and excluded hosts needs no table lookup.
+ * - tasks_delayed: stats() counts queued tasks whose available_at is still ahead.
+ * - tasks_leased: lease() requeues expired leases, stats() counts them.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE tasks (
+    id            INTEGER PRIMARY KEY,
+    url           TEXT    NOT NULL UNIQUE,
+    host          TEXT    NOT NULL,
+    depth         INTEGER NOT NULL,
+    priority      INTEGER NOT NULL,
+    parent_url    TEXT,
+    state         INTEGER NOT NULL,
+    attempt       INTEGER NOT NULL,
+    available_at  INTEGER NOT NULL,
+    lease_id      TEXT,
+    lease_expires INTEGER,
+    last_error    TEXT,
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL
+  );
+  CREATE INDEX tasks_ready ON tasks (priority DESC, id, available_at, host) WHERE state = 0;
+  CREATE INDEX tasks_delayed ON tasks (available_at) WHERE state = 0;
+  CREATE INDEX tasks_leased ON tasks (lease_expires) WHERE state = 1;
+  `,
+];
+
+/**
+ * Opens (creating if needed) the frontier file in WAL mode with synchronous=FULL: a commit is on
+ * disk when it returns, so neither kill -9 nor a power cut loses an acknowledged call. Callers
+ * batch settlements, which keeps the number of fsyncs low. The page cache mostly serves the `url`
+ * index, which every push probes at a random place: SQLite's 2 MiB default makes most probes a
+ * read() from the OS cache.
+ */
+export function openDatabase(path: string, cacheSizeMb: number): Database.Database {
+  const db = new Database(path, { timeout: 5_000 });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('busy_timeout = 5000');
+    // A negative cache_size is in KiB. Fixed, so memory stays flat however large the file grows.
+    db.pragma(`cache_size = ${-Math.round(cacheSizeMb * 1024)}`);
+    migrate(db, path);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+function migrate(db: Database.Database, path: string): void {
+  db.transaction(() => {
+    db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID');
+    const row = db
+      .prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'schema_version'")
+      .get();
+    const version = row === undefined ? 0 : Number(row.value);
+    if (!Number.isInteger(version) || version < 0 || version > SCHEMA_VERSION) {
+      throw new StorageError(
+        'FRONTIER_SCHEMA',
+        `frontier file ${path} has schema version ${row?.value ?? '?'}, this build reads up to ${SCHEMA_VERSION}`,
+        { retriable: false, details: { path } },
+      );
+    }
+    if (version === SCHEMA_VERSION) return;
+    for (let v = version; v < SCHEMA_VERSION; v += 1) {
+      db.exec(MIGRATIONS[v] ?? '');
+    }
+    db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)").run(
+      String(SCHEMA_VERSION),
+    );
+  }).immediate();
+}

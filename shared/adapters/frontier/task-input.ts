@@ -1,0 +1,58 @@
+import { InvalidInputError } from '../../errors.js';
+import type { NewTask } from '../../protocol/task.js';
+import type { Settlement } from '../../ports/frontier.js';
+
+/**
+ * Checks tasks before any of them is written, so a bad one rejects the whole call with a typed
+ * error instead of a half-applied batch or a storage error that claims retrying could help.
+ */
+export function assertNewTasks(tasks: readonly NewTask[]): void {
+  for (const task of tasks) {
+    const problem = newTaskProblem(task);
+    if (problem !== null) {
+      throw new InvalidInputError('FRONTIER_BAD_TASK', `invalid frontier task: ${problem}`, {
+        details: { url: typeof task?.url === 'string' ? task.url : undefined },
+      });
+    }
+  }
+}
+
+function newTaskProblem(task: NewTask): string | null {
+  if (typeof task !== 'object' || task === null) return 'not an object';
+  if (typeof task.url !== 'string' || task.url === '') return 'url must be a non-empty string';
+  if (typeof task.host !== 'string') return 'host must be a string';
+  if (!Number.isFinite(task.depth)) return 'depth must be a finite number';
+  if (!Number.isFinite(task.priority)) return 'priority must be a finite number';
+  if (task.parentUrl !== null && task.parentUrl !== undefined && typeof task.parentUrl !== 'string') {
+    return 'parentUrl must be a string or null';
+  }
+  return null;
+}
+
+/** A settlement's tasks, delays, errors and checkpoint, checked up front (see assertNewTasks). */
+export function assertSettlement(batch: Settlement): void {
+  for (const ack of batch.acks) assertNewTasks(ack.discovered ?? []);
+  for (const retry of batch.retries) {
+    if (!Number.isFinite(retry.delayMs)) {
+      throw new InvalidInputError(
+        'FRONTIER_BAD_SETTLEMENT',
+        `retry delayMs must be finite, got ${retry.delayMs}`,
+      );
+    }
+  }
+  for (const outcome of [...batch.retries, ...batch.failures]) {
+    if (typeof outcome.error !== 'string') {
+      throw new InvalidInputError('FRONTIER_BAD_SETTLEMENT', 'retry and failure errors must be strings');
+    }
+  }
+  if (batch.checkpoint !== undefined && typeof batch.checkpoint !== 'string') {
+    throw new InvalidInputError('FRONTIER_BAD_SETTLEMENT', 'checkpoint must be a string');
+  }
+}
+
+/** A lease duration: a positive finite number of milliseconds. */
+export function assertLeaseMs(leaseMs: number): void {
+  if (!Number.isFinite(leaseMs) || leaseMs <= 0) {
+    throw new InvalidInputError('FRONTIER_BAD_LEASE_MS', `leaseMs must be a positive number, got ${leaseMs}`);
+  }
+}
