@@ -1,0 +1,174 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { openSqliteFrontier, type SqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { frontierContract } from './frontier.contract.js';
+import { ref, task, tasks } from './frontier-contract-kit.js';
+
+function tempDir(): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-frontier-'));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+frontierContract('sqlite', async ({ clock }) => {
+  const { dir, remove } = tempDir();
+  const path = join(dir, 'frontier.db');
+  const open: SqliteFrontier[] = [];
+  const openOne = (): SqliteFrontier => {
+    const frontier = openSqliteFrontier({ path, clock: clock.fn });
+    open.push(frontier);
+    return frontier;
+  };
+  return {
+    frontier: openOne(),
+    // The first handle is abandoned, never closed, as a killed process would leave it.
+    reopen: async () => openOne(),
+    cleanup: async () => {
+      for (const frontier of open) await frontier.close();
+      remove();
+    },
+  };
+});
+
+describe('sqlite frontier: adapter specifics', () => {
+  const withFile = async (body: (path: string, clock: FakeClock) => Promise<void>): Promise<void> => {
+    const { dir, remove } = tempDir();
+    try {
+      await body(join(dir, 'frontier.db'), new FakeClock());
+    } finally {
+      remove();
+    }
+  };
+
+  it('releaseAllLeases puts every lease of a dead run back, attempt unchanged', () =>
+    withFile(async (path, clock) => {
+      const first = openSqliteFrontier({ path, clock: clock.fn });
+      await first.push(tasks('https://a.test/', 5));
+      assert.equal((await first.lease(3)).length, 3);
+      const second = openSqliteFrontier({ path, clock: clock.fn });
+      assert.equal((await second.stats()).leased, 3);
+      assert.equal(second.releaseAllLeases(), 3);
+      assert.deepEqual(await second.stats(), {
+        ready: 5,
+        delayed: 0,
+        leased: 0,
+        done: 0,
+        failed: 0,
+        total: 5,
+      });
+      const again = await second.lease(10);
+      assert.equal(again.length, 5);
+      assert.ok(again.every((l) => l.attempt === 1));
+      await first.close();
+      await second.close();
+    }));
+
+  it('rolls a settlement back whole when SQLite fails half way, counters included', () =>
+    withFile(async (path, clock) => {
+      const frontier = openSqliteFrontier({ path, clock: clock.fn });
+      await frontier.push(tasks('https://a.test/', 2));
+      const [l0, l1] = await frontier.lease(2);
+      assert.ok(l0 && l1);
+      const raw = new Database(path);
+      raw.exec(`CREATE TRIGGER boom BEFORE INSERT ON tasks WHEN NEW.url = 'https://b.test/boom'
+                BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
+      raw.close();
+      await assert.rejects(
+        frontier.settle({
+          acks: [
+            { lease: ref(l0), discovered: [task('https://b.test/ok')] },
+            { lease: ref(l1), discovered: [task('https://b.test/boom')] },
+          ],
+          retries: [],
+          failures: [],
+          checkpoint: 'never',
+        }),
+        { name: 'StorageError', code: 'FRONTIER_IO', retriable: true },
+      );
+      assert.equal(await frontier.checkpoint(), null);
+      assert.deepEqual(await frontier.stats(), {
+        ready: 0,
+        delayed: 0,
+        leased: 2,
+        done: 0,
+        failed: 0,
+        total: 2,
+      });
+      const result = await frontier.settle({
+        acks: [{ lease: ref(l0), discovered: [task('https://b.test/ok')] }],
+        retries: [],
+        failures: [],
+      });
+      assert.deepEqual(result, { applied: 1, accepted: 1 });
+      await frontier.close();
+    }));
+
+  it('refuses a file written by a newer schema', () =>
+    withFile(async (path) => {
+      await openSqliteFrontier({ path }).close();
+      const raw = new Database(path);
+      raw.prepare("UPDATE meta SET value = '99' WHERE key = 'schema_version'").run();
+      raw.close();
+      assert.throws(() => openSqliteFrontier({ path }), { code: 'FRONTIER_SCHEMA', retriable: false });
+    }));
+
+  it('reports a file that is not a database as corrupt', () =>
+    withFile(async (path) => {
+      writeFileSync(path, 'this is not a sqlite file, just some text that is long enough'.repeat(100));
+      assert.throws(() => openSqliteFrontier({ path }), { code: 'FRONTIER_CORRUPT', retriable: false });
+    }));
+
+  it('wraps an unopenable path in a StorageError', () =>
+    withFile(async (path) => {
+      assert.throws(() => openSqliteFrontier({ path: join(path, 'missing-dir', 'f.db') }), {
+        name: 'StorageError',
+        code: 'FRONTIER_IO',
+      });
+    }));
+
+  it('close is idempotent and later calls reject with FRONTIER_CLOSED', () =>
+    withFile(async (path) => {
+      const frontier = openSqliteFrontier({ path });
+      await frontier.close();
+      await frontier.close();
+      await assert.rejects(frontier.push([task('https://a.test/')]), { code: 'FRONTIER_CLOSED' });
+      await assert.rejects(frontier.stats(), { code: 'FRONTIER_CLOSED' });
+    }));
+
+  it('rejects invalid tasks with a typed error and keeps the frontier usable', () =>
+    withFile(async (path) => {
+      const frontier = openSqliteFrontier({ path });
+      const bad = { ...task('https://a.test/'), priority: Number.NaN };
+      await assert.rejects(frontier.push([task('https://a.test/ok'), bad]), {
+        code: 'FRONTIER_BAD_TASK',
+        retriable: false,
+      });
+      assert.equal((await frontier.stats()).total, 0);
+      assert.equal((await frontier.push([task('https://a.test/ok')])).length, 1);
+      await frontier.close();
+    }));
+
+  it('uses the partial indexes for lease and stats', () =>
+    withFile(async (path) => {
+      await openSqliteFrontier({ path }).close();
+      const raw = new Database(path, { readonly: true });
+      const plan = (sql: string): string =>
+        raw
+          .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+          .all()
+          .map((r) => r.detail)
+          .join(' | ');
+      assert.match(
+        plan(`SELECT id FROM tasks WHERE state = 0 AND available_at <= 1 AND host NOT IN (SELECT value FROM json_each('[]'))
+              ORDER BY priority DESC, id LIMIT 10`),
+        /USING COVERING INDEX tasks_ready|USING INDEX tasks_ready/,
+      );
+      assert.match(plan('SELECT COUNT(*) FROM tasks WHERE state = 0 AND available_at > 1'), /tasks_delayed/);
+      assert.match(plan('SELECT COUNT(*) FROM tasks WHERE state = 1 AND lease_expires <= 1'), /tasks_leased/);
+      raw.close();
+    }));
+});
