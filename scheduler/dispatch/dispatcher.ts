@@ -138,7 +138,7 @@ export class Dispatcher {
     const list = [...this.sessions.values()];
     for (let i = 0; i < list.length; i++) {
       const session = list[(this.sessionCursor + i) % list.length] as CrawlerSession;
-      if (session.credit > -1) {
+      if (session.credit > 0) {
         this.sessionCursor = (this.sessionCursor + i + 1) % list.length;
         return session;
       }
