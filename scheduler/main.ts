@@ -40,9 +40,12 @@ export async function main(env: Record<string, string | undefined> = process.env
   validate(config);
   const logger = createLogger({ name: 'scheduler', level: config.logLevel });
   mkdirSync(config.outDir, { recursive: true });
+  // Commits need not wait for the disk: the record files are fdatasynced before each settle, and a
+  // settle lost to a power cut is replayed from them at start (FileSink.recover), links included.
   const frontier = openSqliteFrontier({
     path: join(config.outDir, 'frontier.sqlite'),
     leaseMs: config.leaseMs,
+    durability: 'normal',
   });
   // The embedded frontier has one consumer, this scheduler: leases of an earlier run are dead.
   const released = frontier.releaseAllLeases();

@@ -11,7 +11,7 @@ import type {
 } from '../../ports/frontier.js';
 import { InvalidInputError } from '../../errors.js';
 import { closedError, toFrontierError } from './sqlite-errors.js';
-import { openDatabase, State } from './sqlite-schema.js';
+import { openDatabase, State, type SqliteDurability } from './sqlite-schema.js';
 import { prepareStatements, type Statements, type TaskRow } from './sqlite-statements.js';
 import { assertLeaseMs, assertNewTasks, assertSettlement } from './task-input.js';
 
@@ -24,6 +24,8 @@ export interface SqliteFrontierOptions {
   clock?: () => number;
   /** SQLite page cache, a fixed amount of memory. 32 MiB unless given. */
   cacheSizeMb?: number;
+  /** See SqliteDurability; `full` unless a caller can replay lost commits. */
+  durability?: SqliteDurability;
 }
 
 export interface SqliteFrontier extends Frontier {
@@ -71,7 +73,7 @@ export function openSqliteFrontier(options: SqliteFrontierOptions): SqliteFronti
   }
   let db: Database.Database;
   try {
-    db = openDatabase(options.path, cacheSizeMb);
+    db = openDatabase(options.path, cacheSizeMb, options.durability);
   } catch (err) {
     throw toFrontierError(err, 'open', options.path);
   }

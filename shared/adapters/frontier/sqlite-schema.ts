@@ -42,17 +42,29 @@ const MIGRATIONS: readonly string[] = [
 ];
 
 /**
- * Opens (creating if needed) the frontier file in WAL mode with synchronous=FULL: a commit is on
+ * How a commit reaches the disk. `full`: a commit is on disk when it returns, so neither kill -9
+ * nor a power cut loses it. `normal` (WAL): a commit survives kill -9 of any process but the last
+ * ones may roll back on a power cut; right when something else can replay them, as the embedded
+ * scheduler does from its fdatasynced record files (see scheduler/main.ts).
+ */
+export type SqliteDurability = 'full' | 'normal';
+
+/**
+ * Opens (creating if needed) the frontier file in WAL mode with synchronous=FULL by default: a commit is on
  * disk when it returns, so neither kill -9 nor a power cut loses an acknowledged call. Callers
  * batch settlements, which keeps the number of fsyncs low. The page cache mostly serves the `url`
  * index, which every push probes at a random place: SQLite's 2 MiB default makes most probes a
  * read() from the OS cache.
  */
-export function openDatabase(path: string, cacheSizeMb: number): Database.Database {
+export function openDatabase(
+  path: string,
+  cacheSizeMb: number,
+  durability: SqliteDurability = 'full',
+): Database.Database {
   const db = new Database(path, { timeout: 5_000 });
   try {
     db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
+    db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma('busy_timeout = 5000');
     // A negative cache_size is in KiB. Fixed, so memory stays flat however large the file grows.
     db.pragma(`cache_size = ${-Math.round(cacheSizeMb * 1024)}`);
