@@ -36,14 +36,23 @@ export function loadConfig<S extends z.ZodObject>(
   return Object.freeze(parsed.data);
 }
 
+const BOOL_WORDS: Record<string, boolean> = {
+  '1': true,
+  true: true,
+  yes: true,
+  on: true,
+  '0': false,
+  false: false,
+  no: false,
+  off: false,
+};
+
 /** Field helpers that accept both typed values and environment strings. */
 export const field = {
   int: (min = 0) => z.coerce.number().int().min(min),
+  /** Known words only: a typo such as `ture` is reported, not read as false. */
   bool: () =>
-    z.preprocess(
-      (v) => (typeof v === 'string' ? ['1', 'true', 'yes', 'on'].includes(v.toLowerCase()) : v),
-      z.boolean(),
-    ),
+    z.preprocess((v) => (typeof v === 'string' ? (BOOL_WORDS[v.trim().toLowerCase()] ?? v) : v), z.boolean()),
   list: () =>
     z.preprocess(
       (v) =>
