@@ -1,0 +1,280 @@
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Settler } from '../../scheduler/outcomes/settler.js';
+import { openSqliteFrontier, type SqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
+import { StorageError } from '../../shared/errors.js';
+import { silentLogger } from '../../shared/logger.js';
+import type { Frontier, SettleResult, Settlement } from '../../shared/ports/frontier.js';
+import type { PageSink, SinkRecord } from '../../shared/ports/page-sink.js';
+import type { Lease, NewTask } from '../../shared/protocol/task.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+/** An in-memory page sink whose writes can be held open or made to fail. */
+class FakeSink implements PageSink {
+  readonly written: SinkRecord[] = [];
+  /** Records of every write call, including failed ones. */
+  readonly calls: (readonly SinkRecord[])[] = [];
+  failNext = 0;
+  private hold: Promise<void> | null = null;
+
+  /** Makes the next writes wait until the returned function is called. */
+  holdWrites(): () => void {
+    let release!: () => void;
+    this.hold = new Promise((resolve) => (release = resolve));
+    return () => {
+      this.hold = null;
+      release();
+    };
+  }
+
+  async write(records: readonly SinkRecord[]): Promise<string | null> {
+    this.calls.push(records);
+    if (this.hold) await this.hold;
+    if (this.failNext > 0) {
+      this.failNext -= 1;
+      throw new StorageError('SINK_IO', 'disk on fire');
+    }
+    this.written.push(...records);
+    return `cp-${this.written.length}`;
+  }
+
+  async recover(): Promise<SinkRecord[]> {
+    return [];
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** The real frontier, with settle() calls counted and, on demand, failed. */
+function countingFrontier(inner: Frontier): Frontier & { settles: Settlement[]; failSettles: number } {
+  const wrapper = Object.create(inner) as Frontier & { settles: Settlement[]; failSettles: number };
+  wrapper.settles = [];
+  wrapper.failSettles = 0;
+  wrapper.settle = async (batch: Settlement): Promise<SettleResult> => {
+    wrapper.settles.push(batch);
+    if (wrapper.failSettles > 0) {
+      wrapper.failSettles -= 1;
+      throw new StorageError('FRONTIER_IO', 'database is locked');
+    }
+    return inner.settle(batch);
+  };
+  return wrapper;
+}
+
+const record = (url: string): SinkRecord => ({
+  key: url,
+  value: Buffer.from(JSON.stringify({ url, outcome: 'ok' })),
+});
+
+const newTask = (url: string, depth = 0): NewTask => ({
+  url,
+  host: new URL(url).host,
+  depth,
+  priority: 0,
+  parentUrl: null,
+});
+
+describe('Settler', () => {
+  let dir: string;
+  let sqlite: SqliteFrontier;
+  let frontier: ReturnType<typeof countingFrontier>;
+  let sink: FakeSink;
+  let settled: { result: SettleResult; acks: number; retries: number; failures: number }[];
+  let settler: Settler;
+
+  const makeSettler = (maxTotal = 0): Settler =>
+    new Settler({
+      sink,
+      frontier,
+      logger: silentLogger(),
+      maxTotal,
+      onSettled: (result, counts) => settled.push({ result, ...counts }),
+    });
+
+  async function leaseAll(urls: string[]): Promise<Lease[]> {
+    await sqlite.push(urls.map((u) => newTask(u)));
+    const leases = await sqlite.lease(urls.length);
+    assert.equal(leases.length, urls.length);
+    return leases;
+  }
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), `settler-${randomUUID()}-`));
+    sqlite = openSqliteFrontier({ path: join(dir, 'frontier.sqlite') });
+    frontier = countingFrontier(sqlite);
+    sink = new FakeSink();
+    settled = [];
+    settler = makeSettler();
+  });
+
+  afterEach(async () => {
+    await sqlite.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('ack after durability: the task stays leased while the sink write is pending', async () => {
+    const [lease] = await leaseAll(['https://a.test/1']);
+    assert.ok(lease);
+    const release = sink.holdWrites();
+
+    settler.ack(lease, record(lease.url), []);
+    await waitFor(() => sink.calls.length === 1, { timeoutMs: 2_000, message: 'sink write started' });
+    // The write is in progress but not confirmed: nothing may be settled yet.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(frontier.settles.length, 0);
+    const before = await sqlite.stats();
+    assert.equal(before.leased, 1);
+    assert.equal(before.done, 0);
+    assert.equal(await sqlite.checkpoint(), null);
+
+    release();
+    await settler.flush();
+    const after = await sqlite.stats();
+    assert.equal(after.leased, 0);
+    assert.equal(after.done, 1);
+    assert.equal(await sqlite.checkpoint(), 'cp-1', 'the sink checkpoint is stored with the settle');
+    assert.deepEqual(
+      sink.written.map((r) => r.key),
+      [lease.url],
+    );
+    assert.deepEqual(settled, [{ result: { applied: 1, accepted: 0 }, acks: 1, retries: 0, failures: 0 }]);
+  });
+
+  test('a final failure is recorded in the sink before the frontier marks it failed', async () => {
+    const [lease] = await leaseAll(['https://a.test/gone']);
+    assert.ok(lease);
+    const release = sink.holdWrites();
+    settler.fail(lease, record(lease.url), 'HTTP_404: HTTP 404');
+    await waitFor(() => sink.calls.length === 1, { timeoutMs: 2_000, message: 'sink write started' });
+    assert.equal((await sqlite.stats()).failed, 0);
+    release();
+    await settler.flush();
+    const stats = await sqlite.stats();
+    assert.equal(stats.failed, 1);
+    assert.equal(stats.leased, 0);
+    assert.equal(sink.written.length, 1);
+  });
+
+  test('a sink failure keeps the batch: written once the sink recovers, settled once', async () => {
+    const [lease] = await leaseAll(['https://a.test/1']);
+    assert.ok(lease);
+    sink.failNext = 1;
+
+    settler.ack(lease, record(lease.url), [newTask('https://a.test/child', 1)]);
+    await waitFor(() => sink.calls.length === 1, { timeoutMs: 2_000, message: 'first (failing) write' });
+    assert.equal(sink.written.length, 0);
+    assert.equal((await sqlite.stats()).leased, 1, 'not acked while the record is not durable');
+
+    await settler.flush();
+    assert.equal(sink.calls.length, 2, 'the write was tried again');
+    assert.deepEqual(
+      sink.written.map((r) => r.key),
+      [lease.url],
+    );
+    assert.equal(frontier.settles.length, 1);
+    const stats = await sqlite.stats();
+    assert.equal(stats.done, 1);
+    assert.equal(stats.total, 2, 'the discovered link was pushed with the ack');
+    assert.equal(settled.length, 1);
+  });
+
+  test('a frontier settle failure retries the settle only: no second sink write', async () => {
+    const [lease] = await leaseAll(['https://a.test/1']);
+    assert.ok(lease);
+    frontier.failSettles = 1;
+
+    settler.ack(lease, record(lease.url), []);
+    await settler.flush();
+
+    assert.equal(sink.calls.length, 1, 'the record was written exactly once');
+    assert.equal(sink.written.length, 1);
+    assert.equal(frontier.settles.length, 2, 'the settle was tried again');
+    assert.equal(frontier.settles[1]?.checkpoint, 'cp-1', 'with the checkpoint of the first write');
+    assert.equal((await sqlite.stats()).done, 1);
+    assert.equal(settled.length, 1, 'onSettled once');
+  });
+
+  test('group commit: outcomes that arrive during a write go together in the next batch', async () => {
+    const [a, b, c] = await leaseAll(['https://a.test/1', 'https://b.test/1', 'https://c.test/1']);
+    assert.ok(a && b && c);
+    const release = sink.holdWrites();
+
+    settler.ack(a, record(a.url), []);
+    await waitFor(() => sink.calls.length === 1, { timeoutMs: 2_000, message: 'first write' });
+    settler.ack(b, record(b.url), []);
+    settler.fail(c, record(c.url), 'HTTP_410: gone');
+    assert.equal(settler.backlog, 2);
+
+    release();
+    await settler.flush();
+    assert.deepEqual(
+      sink.calls.map((call) => call.map((r) => r.key)),
+      [[a.url], [b.url, c.url]],
+    );
+    assert.equal(frontier.settles.length, 2);
+    assert.equal(settler.backlog, 0);
+    const stats = await sqlite.stats();
+    assert.equal(stats.done, 2);
+    assert.equal(stats.failed, 1);
+    assert.equal(await sqlite.checkpoint(), 'cp-3');
+  });
+
+  test('a retry writes no record and puts the task back for later', async () => {
+    const [lease] = await leaseAll(['https://a.test/flaky']);
+    assert.ok(lease);
+    settler.retry(lease, 60_000, 'HTTP_503: HTTP 503');
+    await settler.flush();
+
+    assert.equal(sink.written.length, 0);
+    const stats = await sqlite.stats();
+    assert.equal(stats.leased, 0);
+    assert.equal(stats.delayed, 1);
+    assert.deepEqual(settled, [{ result: { applied: 1, accepted: 0 }, acks: 0, retries: 1, failures: 0 }]);
+  });
+
+  test('recovered outcomes settle without writing their record a second time', async () => {
+    const [ok, failed] = await leaseAll(['https://a.test/ok', 'https://a.test/failed']);
+    assert.ok(ok && failed);
+    settler.ackRecovered(ok, [newTask('https://a.test/found', 1)]);
+    settler.failRecovered(failed, 'HTTP_404: HTTP 404');
+    await settler.flush();
+
+    assert.equal(sink.written.length, 0);
+    const stats = await sqlite.stats();
+    assert.equal(stats.done, 1);
+    assert.equal(stats.failed, 1);
+    assert.equal(stats.ready, 1, 'the recovered page’s links were pushed');
+  });
+
+  test('maxTotal caps the discovered tasks the frontier accepts', async () => {
+    settler = makeSettler(3);
+    const [lease] = await leaseAll(['https://a.test/']);
+    assert.ok(lease);
+    const links = ['https://a.test/1', 'https://a.test/2', 'https://a.test/3', 'https://a.test/4'];
+    settler.ack(
+      lease,
+      record(lease.url),
+      links.map((u) => newTask(u, 1)),
+    );
+    await settler.flush();
+    assert.equal(settled[0]?.result.accepted, 2);
+    assert.equal((await sqlite.stats()).total, 3);
+  });
+
+  test('close waits for what was submitted, then takes no more', async () => {
+    const [a, b] = await leaseAll(['https://a.test/1', 'https://a.test/2']);
+    assert.ok(a && b);
+    settler.ack(a, record(a.url), []);
+    await settler.close();
+    assert.equal((await sqlite.stats()).done, 1);
+
+    settler.ack(b, record(b.url), []);
+    await settler.flush();
+    assert.equal(sink.calls.length, 1, 'nothing written after close');
+    assert.equal((await sqlite.stats()).leased, 1);
+  });
+});

@@ -1,0 +1,157 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { TaskBuffer } from '../../scheduler/dispatch/task-buffer.js';
+import { HostGate } from '../../scheduler/politeness/host-gate.js';
+import type { Lease } from '../../shared/protocol/task.js';
+
+let seq = 0;
+function lease(host: string, path = `/${(seq += 1)}`): Lease {
+  return {
+    url: `https://${host}${path}`,
+    host,
+    depth: 0,
+    priority: 0,
+    parentUrl: null,
+    taskId: String(seq),
+    leaseId: `l${seq}`,
+    attempt: 1,
+    lastError: null,
+  };
+}
+
+/** Takes everything the gate lets through at `now`, starting each request as the dispatcher does. */
+function takeAll(buffer: TaskBuffer, gate: HostGate, now: number): string[] {
+  const urls: string[] = [];
+  for (;;) {
+    const { lease: next } = buffer.take(gate, now);
+    if (!next) return urls;
+    gate.start(next.host, now);
+    urls.push(next.url);
+  }
+}
+
+const unlimited = (): HostGate => new HostGate({ concurrency: 1_000, delayMs: 0 });
+
+describe('TaskBuffer', () => {
+  test('hosts are served round-robin', () => {
+    const buffer = new TaskBuffer(100);
+    for (const l of [
+      lease('a.test', '/1'),
+      lease('a.test', '/2'),
+      lease('a.test', '/3'),
+      lease('b.test', '/1'),
+      lease('b.test', '/2'),
+      lease('c.test', '/1'),
+    ])
+      buffer.add(l);
+    assert.equal(buffer.size, 6);
+    assert.deepEqual(takeAll(buffer, unlimited(), 0), [
+      'https://a.test/1',
+      'https://b.test/1',
+      'https://c.test/1',
+      'https://a.test/2',
+      'https://b.test/2',
+      'https://a.test/3',
+    ]);
+    assert.equal(buffer.size, 0);
+  });
+
+  test('a host that runs out mid-rotation does not make the next host skip its turn', () => {
+    const buffer = new TaskBuffer(100);
+    for (const l of [
+      lease('a.test', '/1'),
+      lease('b.test', '/1'),
+      lease('c.test', '/1'),
+      lease('a.test', '/2'),
+      lease('c.test', '/2'),
+    ])
+      buffer.add(l);
+    assert.deepEqual(takeAll(buffer, unlimited(), 0), [
+      'https://a.test/1',
+      'https://b.test/1',
+      'https://c.test/1',
+      'https://a.test/2',
+      'https://c.test/2',
+    ]);
+  });
+
+  test('a host that must wait (delay) never blocks another; wakeInMs says when to look again', () => {
+    const gate = new HostGate({ concurrency: 10, delayMs: 1_000 });
+    const buffer = new TaskBuffer(100);
+    buffer.add(lease('slow.test', '/1'));
+    buffer.add(lease('slow.test', '/2'));
+    buffer.add(lease('fast.test', '/1'));
+
+    assert.deepEqual(takeAll(buffer, gate, 0), ['https://slow.test/1', 'https://fast.test/1']);
+    assert.deepEqual(buffer.take(gate, 0), { lease: null, wakeInMs: 1_000 });
+    assert.deepEqual(buffer.take(gate, 400), { lease: null, wakeInMs: 600 });
+    assert.equal(buffer.take(gate, 1_000).lease?.url, 'https://slow.test/2');
+  });
+
+  test('a host at its concurrency cap waits for a finish (Infinity) while other hosts go ahead', () => {
+    const gate = new HostGate({ concurrency: 1, delayMs: 0 });
+    const buffer = new TaskBuffer(100);
+    buffer.add(lease('busy.test', '/1'));
+    buffer.add(lease('busy.test', '/2'));
+    buffer.add(lease('other.test', '/1'));
+    buffer.add(lease('other.test', '/2'));
+
+    assert.deepEqual(takeAll(buffer, gate, 0), ['https://busy.test/1', 'https://other.test/1']);
+    assert.deepEqual(buffer.take(gate, 0), { lease: null, wakeInMs: Infinity });
+    gate.finish('other.test', 1);
+    assert.equal(buffer.take(gate, 1).lease?.url, 'https://other.test/2');
+    gate.finish('busy.test', 2);
+    assert.equal(buffer.take(gate, 2).lease?.url, 'https://busy.test/2');
+    assert.equal(buffer.size, 0);
+  });
+
+  test('wakeInMs is the soonest of the waiting hosts', () => {
+    const gate = new HostGate({ concurrency: 10, delayMs: 0 });
+    gate.defer('a.test', 5_000);
+    gate.defer('b.test', 300);
+    const buffer = new TaskBuffer(100);
+    buffer.add(lease('a.test'));
+    buffer.add(lease('b.test'));
+    assert.deepEqual(buffer.take(gate, 0), { lease: null, wakeInMs: 300 });
+    assert.equal(buffer.size, 2, 'nothing taken while every host waits');
+  });
+
+  test('an empty buffer yields nothing and asks not to be woken', () => {
+    const buffer = new TaskBuffer(10);
+    assert.deepEqual(buffer.take(unlimited(), 0), { lease: null, wakeInMs: Infinity });
+  });
+
+  test('fullHosts lists the hosts holding perHostLimit tasks, and only while they do', () => {
+    const buffer = new TaskBuffer(2);
+    buffer.add(lease('a.test'));
+    assert.deepEqual(buffer.fullHosts(), []);
+    buffer.add(lease('a.test'));
+    buffer.add(lease('b.test'));
+    assert.deepEqual(buffer.fullHosts(), ['a.test']);
+    buffer.add(lease('b.test'));
+    assert.deepEqual(buffer.fullHosts().sort(), ['a.test', 'b.test']);
+    const gate = unlimited();
+    const first = buffer.take(gate, 0).lease;
+    assert.equal(first?.host, 'a.test');
+    assert.deepEqual(buffer.fullHosts(), ['b.test']);
+  });
+
+  test('drain hands back every buffered task and leaves the buffer empty and usable', () => {
+    const buffer = new TaskBuffer(10);
+    const added = [lease('a.test'), lease('b.test'), lease('a.test')];
+    for (const l of added) buffer.add(l);
+    assert.equal(buffer.all().length, 3, 'all() only looks');
+    assert.equal(buffer.size, 3);
+
+    const drained = buffer.drain();
+    assert.deepEqual(drained.map((l) => l.taskId).sort(), added.map((l) => l.taskId).sort());
+    assert.equal(buffer.size, 0);
+    assert.deepEqual(buffer.all(), []);
+    assert.deepEqual(buffer.fullHosts(), []);
+    assert.deepEqual(buffer.take(unlimited(), 0), { lease: null, wakeInMs: Infinity });
+
+    const again = lease('c.test');
+    buffer.add(again);
+    assert.equal(buffer.take(unlimited(), 0).lease, again);
+  });
+});
