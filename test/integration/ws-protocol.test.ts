@@ -1,0 +1,460 @@
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WebSocket } from 'ws';
+import { CrawlScheduler, type CrawlSchedulerSettings } from '../../scheduler/crawl-scheduler.js';
+import { openSqliteFrontier, type SqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
+import { FileSink } from '../../shared/adapters/page-sink/file-sink.js';
+import { silentLogger } from '../../shared/logger.js';
+import type { OutcomeHeader, SchedulerMessage, WireTask } from '../../shared/protocol/messages.js';
+import { encodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
+import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../shared/protocol/page-record.js';
+import type { NewTask } from '../../shared/protocol/task.js';
+import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const TOKEN = 'test-token-0123456789abcdef';
+const SEEDS = 10;
+const WAIT = { timeoutMs: 5_000 };
+
+type ErrorMessage = Extract<SchedulerMessage, { type: 'error' }>;
+
+/** A crawler written by hand: raw frames in, every scheduler message recorded. */
+class RawClient {
+  readonly messages: SchedulerMessage[] = [];
+  closed: { code: number; reason: string } | null = null;
+  private beat = 0;
+
+  private constructor(private readonly ws: WebSocket) {
+    ws.on('message', (data, isBinary) => {
+      assert.equal(isBinary, false, 'the scheduler sends text frames only');
+      this.messages.push(JSON.parse(String(data)) as SchedulerMessage);
+    });
+    ws.on('close', (code, reason) => (this.closed = { code, reason: reason.toString() }));
+  }
+
+  static async connect(url: string): Promise<RawClient> {
+    const ws = new WebSocket(url);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    return new RawClient(ws);
+  }
+
+  get open(): boolean {
+    return this.ws.readyState === WebSocket.OPEN;
+  }
+
+  text(data: string): void {
+    this.ws.send(data);
+  }
+
+  json(message: unknown): void {
+    this.ws.send(JSON.stringify(message));
+  }
+
+  binary(frame: Buffer): void {
+    this.ws.send(frame, { binary: true });
+  }
+
+  async hello(fields: Record<string, unknown> = {}): Promise<void> {
+    this.json({ type: 'hello', protocol: PROTOCOL_VERSION, crawlerId: 'raw-test', token: TOKEN, ...fields });
+    await waitFor(() => this.messages.some((m) => m.type === 'welcome'), { ...WAIT, message: 'welcome' });
+  }
+
+  credit(n: number): void {
+    this.json({ type: 'credit', n });
+  }
+
+  tasks(): WireTask[] {
+    return this.messages.flatMap((m) => (m.type === 'tasks' ? m.items : []));
+  }
+
+  errors(): ErrorMessage[] {
+    return this.messages.filter((m): m is ErrorMessage => m.type === 'error');
+  }
+
+  /** Waits for the `count`-th error and returns it. */
+  async error(count: number): Promise<ErrorMessage> {
+    await waitFor(() => this.errors().length >= count, { ...WAIT, message: `error #${count}` });
+    return this.errors()[count - 1] as ErrorMessage;
+  }
+
+  /**
+   * A heartbeat round trip. The scheduler handles a socket's frames in order and replies in order,
+   * so once the echo is here, every reply to what was sent before it is here too.
+   */
+  async barrier(): Promise<void> {
+    const t = (this.beat += 1);
+    this.json({ type: 'heartbeat', t });
+    await waitFor(() => this.messages.some((m) => m.type === 'heartbeat' && m.t === t), {
+      ...WAIT,
+      message: 'heartbeat echo',
+    });
+  }
+
+  async waitClosed(): Promise<{ code: number; reason: string }> {
+    await waitFor(() => this.closed !== null, { ...WAIT, message: 'socket closed' });
+    return this.closed as { code: number; reason: string };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.ws.close(1000, 'test done');
+    await this.waitClosed();
+  }
+}
+
+function pageRecord(task: WireTask, fields: Partial<PageRecord> = {}): Buffer {
+  const record: PageRecord = {
+    schema: PAGE_RECORD_SCHEMA,
+    url: task.url,
+    finalUrl: task.url,
+    status: 200,
+    outcome: 'ok',
+    error: null,
+    contentType: 'text/html',
+    depth: task.depth,
+    parentUrl: task.parentUrl,
+    links: [],
+    nofollowLinks: [],
+    nofollow: false,
+    redirects: [],
+    headers: {},
+    fetchedAt: new Date().toISOString(),
+    durationMs: 1,
+    attempt: task.attempt,
+    crawlerId: 'raw-test',
+    bodyBytes: 9,
+    bodySha256: null,
+    bodyEncoding: 'utf8',
+    body: '<p>hi</p>',
+    ...fields,
+  };
+  return Buffer.from(JSON.stringify(record));
+}
+
+function okOutcome(taskId: string, links: string[] = []): OutcomeHeader {
+  return { type: 'outcome', taskId, outcome: 'ok', failure: null, links };
+}
+
+describe('scheduler WebSocket protocol', () => {
+  let dir: string;
+  let frontier: SqliteFrontier;
+  let sink: FileSink;
+  let scheduler: CrawlScheduler;
+  let url: string;
+  let ticks: number;
+  const clients: RawClient[] = [];
+
+  const connect = async (): Promise<RawClient> => {
+    const client = await RawClient.connect(url);
+    clients.push(client);
+    return client;
+  };
+  /** Page records in the sink's output, by URL. */
+  const sinkUrls = (): string[] => {
+    const path = join(dir, 'pages-000001.jsonl');
+    if (!existsSync(path)) return [];
+    return readFileSync(path, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as PageRecord).url);
+  };
+  /** Waits for `n` more scheduler ticks, each of which hands out whatever credit allows. */
+  const ticksPass = async (n: number): Promise<void> => {
+    const target = ticks + n;
+    await waitFor(() => ticks >= target, { ...WAIT, message: `${n} scheduler ticks` });
+  };
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), `ws-protocol-${randomUUID()}-`));
+    frontier = openSqliteFrontier({ path: join(dir, 'frontier.sqlite'), leaseMs: 60_000 });
+    sink = new FileSink({ dir });
+    ticks = 0;
+    const seeds: NewTask[] = Array.from({ length: SEEDS }, (_, i) => ({
+      url: `http://h${i}.test/`,
+      host: `h${i}.test`,
+      depth: 0,
+      priority: 0,
+      parentUrl: null,
+    }));
+    const settings: CrawlSchedulerSettings = {
+      listenHost: '127.0.0.1',
+      listenPort: 0,
+      token: TOKEN,
+      seeds,
+      maxPages: 0,
+      maxDepth: 0,
+      hostConcurrency: 1,
+      hostDelayMs: 0,
+      retryDelayMs: 60_000,
+      maxAttempts: 3,
+      leaseMs: 60_000,
+      heartbeatMs: 10_000,
+      bufferSize: 100,
+      fetch: {
+        userAgent: 'ackcrawl-test',
+        connectTimeoutMs: 1_000,
+        responseTimeoutMs: 1_000,
+        totalTimeoutMs: 2_000,
+        maxRedirects: 3,
+        maxBodyBytes: 1024 * 1024,
+        allowPrivate: false,
+      },
+    };
+    scheduler = new CrawlScheduler({
+      settings,
+      frontier,
+      sink,
+      logger: silentLogger(),
+      inScope: () => true,
+      onProgress: () => (ticks += 1),
+    });
+    url = await scheduler.start();
+    // Every seed leased into the dispatcher's buffer, ready to go out as soon as credit allows.
+    await waitFor(async () => (await frontier.stats()).leased === SEEDS, {
+      ...WAIT,
+      message: 'seeds buffered',
+    });
+  });
+
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close();
+    await scheduler.close();
+    await sink.close();
+    await frontier.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('bad messages get a typed, non-fatal error and the session carries on', async () => {
+    const client = await connect();
+    client.credit(5);
+    assert.deepEqual(
+      { ...(await client.error(1)), message: '' },
+      { type: 'error', code: 'NOT_READY', message: '', fatal: false },
+    );
+    client.binary(encodeOutcomeFrame(okOutcome('1'), Buffer.from('{}')));
+    assert.equal((await client.error(2)).code, 'NOT_READY');
+
+    await client.hello();
+    const welcome = client.messages.find((m) => m.type === 'welcome');
+    assert.equal(welcome?.type === 'welcome' && welcome.protocol, PROTOCOL_VERSION);
+    assert.equal(welcome?.type === 'welcome' && welcome.fetch.userAgent, 'ackcrawl-test');
+
+    const bad: [string, () => void][] = [
+      ['BAD_FRAME', () => client.text('this is not json')],
+      ['BAD_FRAME', () => client.json({ type: 'dance' })],
+      ['BAD_FRAME', () => client.json({ type: 'credit', n: 0 })],
+      ['BAD_FRAME', () => client.binary(Buffer.from([0, 0, 0, 9, 1, 2]))],
+      ['BAD_FRAME', () => client.binary(encodeOutcomeFrame(okOutcome('1'), Buffer.from('not json')))],
+      [
+        'DUPLICATE_HELLO',
+        () => client.json({ type: 'hello', protocol: PROTOCOL_VERSION, crawlerId: 'x', token: TOKEN }),
+      ],
+    ];
+    for (const [i, [code, send]] of bad.entries()) {
+      send();
+      const error = await client.error(3 + i);
+      assert.equal(error.code, code, `bad message #${i}`);
+      assert.equal(error.fatal, false);
+      assert.ok(error.message.length > 0);
+    }
+    assert.equal(client.open, true);
+    assert.equal(client.tasks().length, 0, 'the credit sent before hello was not counted');
+
+    client.credit(1);
+    await waitFor(() => client.tasks().length === 1, { ...WAIT, message: 'a task after valid credit' });
+    await client.barrier();
+    assert.equal(client.errors().length, 2 + bad.length, 'no further errors');
+  });
+
+  test('a hello with another protocol version is refused fatally and the socket closes', async () => {
+    const client = await connect();
+    client.json({ type: 'hello', protocol: PROTOCOL_VERSION + 1, crawlerId: 'future', token: TOKEN });
+    const error = await client.error(1);
+    assert.equal(error.code, 'PROTOCOL_VERSION');
+    assert.equal(error.fatal, true);
+    const closed = await client.waitClosed();
+    assert.equal(closed.code, 1008);
+    assert.equal(
+      client.messages.some((m) => m.type === 'welcome'),
+      false,
+    );
+  });
+
+  test('a hello with a wrong or missing token is refused fatally and the socket closes', async () => {
+    for (const token of [`${TOKEN}x`, 'short', undefined]) {
+      const client = await connect();
+      client.json({ type: 'hello', protocol: PROTOCOL_VERSION, crawlerId: 'intruder', token });
+      const error = await client.error(1);
+      assert.equal(error.code, 'UNAUTHORIZED', String(token));
+      assert.equal(error.fatal, true);
+      assert.equal((await client.waitClosed()).code, 1008);
+      assert.equal(client.tasks().length, 0);
+    }
+    assert.equal((await frontier.stats()).leased, SEEDS, 'no task left the buffer');
+  });
+
+  test('credit is never exceeded', async () => {
+    const client = await connect();
+    await client.hello();
+    client.credit(2);
+    await waitFor(() => client.tasks().length >= 2, { ...WAIT, message: 'two tasks' });
+    // Every tick pumps the buffer: two of them give any extra task every chance to go out.
+    await ticksPass(2);
+    await client.barrier();
+    assert.equal(client.tasks().length, 2);
+
+    client.credit(1);
+    await waitFor(() => client.tasks().length >= 3, { ...WAIT, message: 'a third task' });
+    await ticksPass(2);
+    await client.barrier();
+    assert.equal(client.tasks().length, 3);
+    assert.equal(new Set(client.tasks().map((t) => t.taskId)).size, 3, 'three different tasks');
+    for (const task of client.tasks()) assert.equal(task.attempt, 1);
+  });
+
+  test('an ok outcome: the record reaches the sink file and the frontier marks the task done', async () => {
+    const client = await connect();
+    await client.hello();
+    client.credit(1);
+    await waitFor(() => client.tasks().length === 1, { ...WAIT, message: 'a task' });
+    const [task] = client.tasks();
+    assert.ok(task);
+
+    const link = `${task.url}child`;
+    client.binary(encodeOutcomeFrame(okOutcome(task.taskId, [link]), pageRecord(task)));
+    await waitFor(async () => (await frontier.stats()).done === 1, { ...WAIT, message: 'task done' });
+    assert.deepEqual(sinkUrls(), [task.url]);
+    const stats = await frontier.stats();
+    assert.equal(stats.total, SEEDS + 1, 'the discovered link was accepted');
+    assert.notEqual(await frontier.checkpoint(), null, 'the sink checkpoint was stored with the settle');
+  });
+
+  test('failures follow the retry policy: retriable goes back out, final is recorded as failed', async () => {
+    const client = await connect();
+    await client.hello();
+    client.credit(2);
+    await waitFor(() => client.tasks().length === 2, { ...WAIT, message: 'two tasks' });
+    const [flaky, gone] = client.tasks();
+    assert.ok(flaky && gone);
+
+    const failed = (taskId: string, code: string, retriable: boolean): OutcomeHeader => ({
+      type: 'outcome',
+      taskId,
+      outcome: 'failed',
+      failure: { code, message: code, retriable, status: null, retryAfterMs: null },
+      links: [],
+    });
+    client.binary(encodeOutcomeFrame(failed(flaky.taskId, 'CONNECTION_RESET', true), pageRecord(flaky)));
+    client.binary(encodeOutcomeFrame(failed(gone.taskId, 'HTTP_404', false), pageRecord(gone)));
+    await waitFor(async () => (await frontier.stats()).failed === 1, { ...WAIT, message: 'final failure' });
+    assert.deepEqual(sinkUrls(), [gone.url], 'only the final failure has a record');
+
+    // The first retry is at once: with credit, the same task comes back as attempt 2.
+    client.credit(SEEDS);
+    await waitFor(() => client.tasks().some((t) => t.taskId === flaky.taskId && t.attempt === 2), {
+      ...WAIT,
+      message: 'the retriable task again, as attempt 2',
+    });
+  });
+
+  test('an outcome for an unknown task id is ignored: no record, nothing settled', async () => {
+    const client = await connect();
+    await client.hello();
+    client.credit(2);
+    await waitFor(() => client.tasks().length === 2, { ...WAIT, message: 'two tasks' });
+    const [task, later] = client.tasks();
+    assert.ok(task && later);
+
+    const bogus: WireTask = { ...task, taskId: '999999', url: 'http://bogus.test/' };
+    client.binary(encodeOutcomeFrame(okOutcome(bogus.taskId), pageRecord(bogus)));
+    client.binary(
+      encodeOutcomeFrame(okOutcome('no-such-task'), pageRecord({ ...bogus, url: 'http://bogus2.test/' })),
+    );
+    client.binary(encodeOutcomeFrame(okOutcome(task.taskId), pageRecord(task)));
+    await waitFor(async () => (await frontier.stats()).done === 1, {
+      ...WAIT,
+      message: 'the real task done',
+    });
+    assert.deepEqual(sinkUrls(), [task.url]);
+    assert.equal(client.errors().length, 0, 'a stale outcome is not a protocol error');
+
+    // The same outcome again (a duplicate after the task was settled) is ignored too. Outcomes are
+    // handled in order, so once the next real one is settled, the duplicate has had its chance.
+    client.binary(encodeOutcomeFrame(okOutcome(task.taskId), pageRecord(task, { body: 'duplicate' })));
+    client.binary(encodeOutcomeFrame(okOutcome(later.taskId), pageRecord(later)));
+    await waitFor(async () => (await frontier.stats()).done === 2, {
+      ...WAIT,
+      message: 'the later task done',
+    });
+    assert.deepEqual(sinkUrls(), [task.url, later.url]);
+  });
+
+  test('an outcome for a task sent to another crawler is ignored', async () => {
+    const owner = await connect();
+    await owner.hello({ crawlerId: 'owner' });
+    owner.credit(1);
+    await waitFor(() => owner.tasks().length === 1, { ...WAIT, message: 'a task for the owner' });
+    const [task] = owner.tasks();
+    assert.ok(task);
+
+    const thief = await connect();
+    await thief.hello({ crawlerId: 'thief' });
+    thief.binary(encodeOutcomeFrame(okOutcome(task.taskId), pageRecord(task, { body: 'forged' })));
+    await thief.barrier();
+    owner.binary(encodeOutcomeFrame(okOutcome(task.taskId), pageRecord(task)));
+    await waitFor(async () => (await frontier.stats()).done === 1, {
+      ...WAIT,
+      message: 'the owner’s outcome',
+    });
+    const lines = readFileSync(join(dir, 'pages-000001.jsonl'), 'utf8').split('\n').filter(Boolean);
+    assert.equal(lines.length, 1);
+    assert.equal((JSON.parse(lines[0] as string) as PageRecord).body, '<p>hi</p>');
+  });
+
+  test('a crawler that goes away with tasks in flight: they are handed to another crawler', async () => {
+    const leaving = await connect();
+    await leaving.hello({ crawlerId: 'leaving' });
+    leaving.credit(2);
+    await waitFor(() => leaving.tasks().length === 2, {
+      ...WAIT,
+      message: 'two tasks for the leaving crawler',
+    });
+    const inFlight = leaving.tasks().map((t) => t.url);
+
+    const staying = await connect();
+    await staying.hello({ crawlerId: 'staying' });
+    staying.credit(SEEDS);
+    await waitFor(() => staying.tasks().length === SEEDS - 2, { ...WAIT, message: 'the other tasks' });
+    for (const u of inFlight) assert.ok(!staying.tasks().some((t) => t.url === u), `${u} is still in flight`);
+
+    await leaving.close();
+    await waitFor(() => staying.tasks().length === SEEDS, { ...WAIT, message: 'the handed-back tasks' });
+    const handed = staying.tasks().slice(SEEDS - 2);
+    assert.deepEqual(handed.map((t) => t.url).sort(), [...inFlight].sort());
+    for (const task of handed) assert.equal(task.attempt, 1, 'a handed-back task costs no attempt');
+  });
+
+  test('too many bad frames close the session', async () => {
+    const client = await connect();
+    await client.hello();
+    const limit = 100; // WsSession's default maxBadFrames
+    for (let i = 0; i < limit; i++) client.text(`garbage ${i}`);
+    await client.error(limit);
+    await client.barrier();
+    assert.equal(client.open, true, 'still open at the limit');
+    assert.ok(client.errors().every((e) => !e.fatal));
+
+    client.text('one too many');
+    const last = await client.error(limit + 1);
+    assert.equal(last.code, 'TOO_MANY_BAD_FRAMES');
+    assert.equal(last.fatal, true);
+    assert.equal((await client.waitClosed()).code, 1008);
+  });
+});
