@@ -1,0 +1,788 @@
+#!/usr/bin/env bash
+# scripts/services.sh — install and run ackcrawl's backing services on loopback.
+#
+#   scripts/services.sh up     [rabbitmq|kafka|minio|postgres ...]   (default: all four)
+#   scripts/services.sh down   [service ...]
+#   scripts/services.sh status [service ...]   (exit 0 only when every named service is up)
+#
+# Everything runs as plain background processes (no systemd, no Docker), bound to 127.0.0.1.
+# Data, logs and PID files live in .services/<service>/ at the repo root; downloads and builds
+# in .cache/ (plus ~/.m2 and the Go module/build caches). `up` is idempotent: it installs what
+# is missing on first use, starts what is not running, and waits until each service really
+# answers. `down` stops only the PIDs recorded here: a graceful signal first, SIGKILL after
+# $SERVICES_STOP_TIMEOUT seconds.
+#
+# Connection defaults the project uses (dev-only credentials, loopback only):
+#   RabbitMQ   amqp://guest:guest@127.0.0.1:5672          (RabbitMQ 3.10.8 from Debian, no plugins)
+#   Kafka      127.0.0.1:9092  PLAINTEXT, KRaft controller 127.0.0.1:9093 (Kafka 3.9.2, Maven Central)
+#   MinIO      http://127.0.0.1:9000  access key ackcrawl / secret ackcrawl-secret
+#              console http://127.0.0.1:9001                (built with go install, version below)
+#   PostgreSQL postgres://ackcrawl:ackcrawl@127.0.0.1:5432/ackcrawl   (Debian's PostgreSQL 15)
+#
+# Pinned versions (verified on Debian 12, Java 17, Go 1.26):
+#   Kafka 3.9.2: the newest 3.9.x on Maven Central. Kafka 4.x removed old protocol versions
+#     (KIP-896) and the client, kafkajs 2.2.4, is no longer maintained, so stay on 3.9.
+#     Verified end to end with kafkajs 2.2.4 (admin create/delete topic, produce, group consume).
+#   MinIO: github.com/minio/minio@latest resolved to v0.0.0-20260212201848-7aac2a2c5b7c
+#     (`minio --version` then says DEVELOPMENT.GOGET). MINIO_VERSION=latest re-resolves it.
+#   A first build of MinIO takes ~5-6 min on 2 cores; it runs in the background while the other
+#   services install and start.
+#
+# Notes:
+#   - Kafka: auto.create.topics.enable=false (create topics with the admin API); replication
+#     factor 1 for everything; heap $KAFKA_HEAP (default -Xmx512m). Logs: .services/kafka/logs.
+#   - RabbitMQ: node ackcrawl@localhost, own Erlang cookie in .services/rabbitmq/home; the Erlang
+#     distribution port (25672) and epmd (4369) listen on loopback too. epmd is a shared Erlang
+#     daemon and is left running by `down`. CLI: HOME=.services/rabbitmq/home
+#     /usr/lib/rabbitmq/bin/rabbitmqctl -n ackcrawl@localhost ...
+#   - PostgreSQL: role ackcrawl (LOGIN CREATEDB, so tests may create scratch databases), database
+#     ackcrawl; the postgres superuser is reachable only through the Unix socket in
+#     .services/postgres/run (peer auth). An apt-started cluster on 5432 is stopped with
+#     pg_ctlcluster; a system rabbitmq-server on 5672 with `service ... stop`.
+#   - Env overrides: SERVICES_UP_TIMEOUT (180 s per service), SERVICES_STOP_TIMEOUT (60 s),
+#     KAFKA_VERSION, KAFKA_HEAP, MINIO_VERSION.
+set -euo pipefail
+
+KAFKA_VERSION="${KAFKA_VERSION:-3.9.2}"
+MINIO_MODULE="github.com/minio/minio"
+MINIO_VERSION="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
+
+HOST=127.0.0.1
+RABBITMQ_PORT=5672
+KAFKA_PORT=9092
+KAFKA_CONTROLLER_PORT=9093
+MINIO_PORT=9000
+MINIO_CONSOLE_PORT=9001
+PG_PORT=5432
+RABBITMQ_NODE="ackcrawl@localhost"
+MINIO_USER=ackcrawl
+MINIO_PASSWORD=ackcrawl-secret
+PG_USER=ackcrawl
+PG_PASSWORD=ackcrawl
+PG_DB=ackcrawl
+
+UP_TIMEOUT="${SERVICES_UP_TIMEOUT:-180}"     # seconds each service gets to answer
+STOP_TIMEOUT="${SERVICES_STOP_TIMEOUT:-60}"  # seconds before SIGKILL on `down`
+KAFKA_HEAP="${KAFKA_HEAP:--Xmx512m -Xms256m}"
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SVC="$ROOT/.services"
+CACHE="$ROOT/.cache"
+ALL_SERVICES=(rabbitmq kafka minio postgres)
+
+KAFKA_LIBS="$CACHE/kafka/$KAFKA_VERSION/libs"
+MINIO_BIN="$CACHE/bin/minio"
+MINIO_BUILD_LOG="$CACHE/minio-build.log"
+MINIO_BUILD_PID=""
+
+# ---------------------------------------------------------------------------------------------
+# small helpers
+
+log() { printf '[services] %s\n' "$*" >&2; }
+die() {
+  printf '[services] ERROR: %s\n' "$*" >&2
+  exit 1
+}
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# true when something accepts TCP connections on 127.0.0.1:$1
+port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null; }
+
+# the PIDs listening on port $1 (any address), for error messages
+port_owners() {
+  have ss || return 0
+  ss -H -ltnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | tr '\n' ' '
+}
+
+# true when PID $1 exists and is not a zombie
+alive() {
+  local state
+  [[ -r /proc/$1/stat ]] || return 1
+  state="$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" || return 1
+  [[ -n $state && $state != Z ]]
+}
+
+pidfile() { echo "$SVC/$1/$1.pid"; }
+
+# a string that the command line of our process for service $1 contains (guards against PID reuse)
+marker() {
+  case "$1" in
+    rabbitmq) echo "rabbitmq-server" ;;
+    kafka) echo "$SVC/kafka/server.properties" ;;
+    minio) echo "$SVC/minio/data" ;;
+    postgres) echo "bin/postgres -D" ;;
+  esac
+}
+
+# print the PID of our running process for service $1, or fail
+svc_pid() {
+  local f pid
+  f="$(pidfile "$1")"
+  [[ -s $f ]] || return 1
+  pid="$(<"$f")"
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  alive "$pid" || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$(marker "$1")" || return 1
+  echo "$pid"
+}
+
+# start_bg SERVICE LOGFILE CMD...: run CMD in its own session (so it outlives this shell and its
+# process group is ours alone), output appended to LOGFILE, and record its PID.
+start_bg() {
+  local name="$1" logfile="$2"
+  shift 2
+  mkdir -p "$(dirname "$logfile")"
+  printf '\n===== %s starting %s =====\n' "$(date -Is)" "$name" >>"$logfile"
+  # 9>&- : the daemon must not inherit the lock that this script holds on fd 9
+  (cd / && exec setsid "$@" >>"$logfile" 2>&1 </dev/null 9>&-) &
+  echo $! >"$(pidfile "$name")"
+}
+
+# stop_pid NAME PID SIGNAL: graceful signal, wait, then SIGKILL the process group
+stop_pid() {
+  local name="$1" pid="$2" sig="$3" deadline
+  log "$name: stopping pid $pid (SIG$sig)"
+  kill "-$sig" "$pid" 2>/dev/null || true
+  deadline=$((SECONDS + STOP_TIMEOUT))
+  while alive "$pid" && ((SECONDS < deadline)); do sleep 0.5; done
+  if alive "$pid"; then
+    log "$name: still running after ${STOP_TIMEOUT}s, sending SIGKILL"
+    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+    sleep 1
+  fi
+  # leftovers of the session we started (the process group id is the PID we recorded)
+  if kill -0 -- "-$pid" 2>/dev/null; then
+    sleep 2
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+}
+
+tail_logs() {
+  local f
+  for f in "$@"; do
+    [[ -f $f ]] || continue
+    printf -- '----- last lines of %s -----\n' "$f" >&2
+    tail -n 40 "$f" >&2
+  done
+}
+
+# packages -------------------------------------------------------------------------------------
+
+APT_UPDATED=""
+apt_install() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  [[ $(id -u) == 0 ]] || die "need root to apt-get install ${missing[*]}"
+  log "apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # keep the packages' init scripts from starting system-wide instances on our ports
+  local made_policy=""
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    made_policy=1
+  fi
+  local rc=0
+  if [[ -z $APT_UPDATED ]]; then
+    apt-get -o DPkg::Lock::Timeout=300 update -qq >&2 || rc=$?
+    APT_UPDATED=1
+  fi
+  if ((rc == 0)); then
+    apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${missing[@]}" >&2 || rc=$?
+  fi
+  [[ -n $made_policy ]] && rm -f /usr/sbin/policy-rc.d
+  ((rc == 0)) || die "apt-get install ${missing[*]} failed (exit $rc)"
+}
+
+ensure_java() {
+  have java || apt_install default-jre-headless
+  have mvn || apt_install maven
+}
+
+go_bin() {
+  if have go; then
+    command -v go
+  elif [[ -x /usr/local/go/bin/go ]]; then
+    echo /usr/local/go/bin/go
+  else
+    return 1
+  fi
+}
+
+# port conflicts ----------------------------------------------------------------------------------
+
+# free_port SERVICE PORT: the port must not be held by anything but our own process
+free_port() {
+  local name="$1" port="$2"
+  port_open "$port" || return 0
+  case "$name" in
+    rabbitmq)
+      log "rabbitmq: port $port is taken by another process; stopping a system rabbitmq-server if there is one"
+      if have systemctl && [[ -d /run/systemd/system ]]; then
+        systemctl stop rabbitmq-server >/dev/null 2>&1 || true
+      else
+        service rabbitmq-server stop >/dev/null 2>&1 || true
+      fi
+      ;;
+    postgres)
+      log "postgres: port $port is taken by another process; stopping system clusters on it"
+      if have pg_lsclusters; then
+        local ver cl p st
+        while read -r ver cl p st _; do
+          if [[ $p == "$port" && $st == online* ]]; then
+            log "postgres: pg_ctlcluster $ver $cl stop"
+            pg_ctlcluster "$ver" "$cl" stop >&2 || true
+          fi
+        done < <(pg_lsclusters -h 2>/dev/null)
+      fi
+      ;;
+  esac
+  local i
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    port_open "$port" || return 0
+    sleep 1
+  done
+  die "$name: 127.0.0.1:$port is already in use by another process (pid(s): $(port_owners "$port")). Stop it and run again."
+}
+
+# wait_ready SERVICE CHECK_FUNCTION LOGS...: poll until CHECK_FUNCTION succeeds
+wait_ready() {
+  local name="$1" check="$2" deadline pid
+  shift 2
+  deadline=$((SECONDS + UP_TIMEOUT))
+  while :; do
+    if "$check"; then return 0; fi
+    if ! pid="$(svc_pid "$name")"; then
+      log "$name: the process exited during start-up"
+      tail_logs "$@"
+      die "$name failed to start"
+    fi
+    if ((SECONDS >= deadline)); then
+      tail_logs "$@"
+      die "$name did not answer within ${UP_TIMEOUT}s (pid $pid still running; see the logs above)"
+    fi
+    sleep 1
+  done
+}
+
+# =============================================================================================
+# RabbitMQ (Debian package, run directly as a plain process; the management plugin is not used)
+
+RABBIT_DIR="$SVC/rabbitmq"
+RABBIT_BIN=/usr/lib/rabbitmq/bin
+
+# the environment of the broker and of the CLI tools that talk to it
+rabbit_env_vars() {
+  RABBIT_ENV=(
+    HOME="$RABBIT_DIR/home" # holds this node's own Erlang cookie, shared by server and CLI
+    RABBITMQ_CONF_ENV_FILE="$RABBIT_DIR/rabbitmq-env.conf"
+    RABBITMQ_CONFIG_FILE="$RABBIT_DIR/rabbitmq.conf"
+    RABBITMQ_ADVANCED_CONFIG_FILE="$RABBIT_DIR/advanced.config"
+    RABBITMQ_ENABLED_PLUGINS_FILE="$RABBIT_DIR/enabled_plugins"
+    RABBITMQ_MNESIA_BASE="$RABBIT_DIR/mnesia"
+    RABBITMQ_LOG_BASE="$RABBIT_DIR/log"
+    RABBITMQ_NODENAME="$RABBITMQ_NODE"
+    RABBITMQ_USE_LONGNAME=false
+    RABBITMQ_NODE_IP_ADDRESS="$HOST"
+    RABBITMQ_NODE_PORT="$RABBITMQ_PORT"
+    RABBITMQ_DIST_PORT=$((RABBITMQ_PORT + 20000))
+    RABBITMQ_PID_FILE="$RABBIT_DIR/beam.pid"
+    # Erlang distribution (25672), the CLI's own node and epmd (4369) also stay on loopback
+    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+    RABBITMQ_CTL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+    ERL_EPMD_ADDRESS="$HOST"
+  )
+}
+rabbit_env_vars
+
+rabbit_cli() { env "${RABBIT_ENV[@]}" "$RABBIT_BIN/$1" -q -n "$RABBITMQ_NODE" "${@:2}"; }
+
+rabbit_start() {
+  apt_install rabbitmq-server
+  mkdir -p "$RABBIT_DIR"/{home,mnesia,log}
+  chmod 700 "$RABBIT_DIR/home"
+  : >"$RABBIT_DIR/rabbitmq-env.conf"
+  echo '[].' >"$RABBIT_DIR/enabled_plugins"
+  echo '[].' >"$RABBIT_DIR/advanced.config"
+  cat >"$RABBIT_DIR/rabbitmq.conf" <<EOF
+# written by scripts/services.sh
+listeners.tcp.1 = $HOST:$RABBITMQ_PORT
+# guest/guest is allowed from loopback only (the default, stated here)
+loopback_users.guest = true
+log.file.level = info
+log.console = false
+EOF
+  if pid="$(svc_pid rabbitmq)"; then
+    log "rabbitmq: already running (pid $pid)"
+    return 0
+  fi
+  free_port rabbitmq "$RABBITMQ_PORT"
+  # the start script traps SIGTERM and stops the Erlang node gracefully
+  start_bg rabbitmq "$RABBIT_DIR/log/console.log" env "${RABBIT_ENV[@]}" "$RABBIT_BIN/rabbitmq-server"
+  log "rabbitmq: started (pid $(<"$(pidfile rabbitmq)"))"
+}
+
+# a real AMQP 0-9-1 handshake: the broker must answer the protocol header with Connection.Start
+amqp_answers() {
+  local reply
+  reply="$(timeout 3 bash -c "exec 3<>/dev/tcp/$HOST/$RABBITMQ_PORT && printf 'AMQP\x00\x00\x09\x01' >&3 && head -c 7 <&3" 2>/dev/null | od -An -tx1 | tr -d ' \n')" || true
+  [[ $reply == 0100000* ]]
+}
+
+rabbit_ready() {
+  amqp_answers && rabbit_cli rabbitmq-diagnostics ping >/dev/null 2>&1
+}
+
+rabbit_logs() { echo "$RABBIT_DIR/log/console.log" "$RABBIT_DIR/log/$RABBITMQ_NODE.log"; }
+
+# =============================================================================================
+# Kafka (KRaft, single node; Apache's jars from Maven Central via mvn)
+
+KAFKA_DIR="$SVC/kafka"
+
+kafka_fetch() {
+  [[ -f $KAFKA_LIBS/.complete ]] && return 0
+  ensure_java
+  local work="$CACHE/kafka/$KAFKA_VERSION"
+  mkdir -p "$work"
+  cat >"$work/pom.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<!-- throwaway pom written by scripts/services.sh to fetch the Kafka broker and its runtime deps -->
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>dev.ackcrawl.services</groupId>
+  <artifactId>kafka-runtime</artifactId>
+  <version>0</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>1.7.36</version></dependency>
+    <dependency><groupId>ch.qos.reload4j</groupId><artifactId>reload4j</artifactId><version>1.2.25</version></dependency>
+  </dependencies>
+</project>
+EOF
+  log "kafka: fetching Kafka $KAFKA_VERSION jars from Maven Central"
+  rm -rf "$KAFKA_LIBS.tmp"
+  if ! mvn -B -q -ntp -f "$work/pom.xml" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$KAFKA_LIBS.tmp" >"$work/mvn.log" 2>&1; then
+    tail_logs "$work/mvn.log"
+    die "kafka: mvn could not fetch org.apache.kafka:kafka_2.13:$KAFKA_VERSION"
+  fi
+  rm -rf "$KAFKA_LIBS"
+  mv "$KAFKA_LIBS.tmp" "$KAFKA_LIBS"
+  touch "$KAFKA_LIBS/.complete"
+}
+
+kafka_java() {
+  # tools: small heap, quick start-up, warnings only
+  java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+    -Dlog4j.configuration="file:$KAFKA_DIR/tools-log4j.properties" \
+    -cp "$KAFKA_LIBS/*" "$@"
+}
+
+kafka_start() {
+  kafka_fetch
+  ensure_java
+  mkdir -p "$KAFKA_DIR"/{data,logs}
+  cat >"$KAFKA_DIR/server.properties" <<EOF
+# written by scripts/services.sh — single-node KRaft broker+controller on loopback
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@$HOST:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$KAFKA_DIR/data
+num.partitions=1
+default.replication.factor=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=10
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=10
+min.insync.replicas=1
+auto.create.topics.enable=false
+delete.topic.enable=true
+group.initial.rebalance.delay.ms=0
+num.network.threads=2
+num.io.threads=4
+log.retention.hours=168
+log.segment.bytes=104857600
+EOF
+  cat >"$KAFKA_DIR/log4j.properties" <<EOF
+# written by scripts/services.sh
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.RollingFileAppender
+log4j.appender.file.File=\${kafka.logs.dir}/server.log
+log4j.appender.file.MaxFileSize=20MB
+log4j.appender.file.MaxBackupIndex=3
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.state.change.logger=WARN
+log4j.logger.kafka.log.LogCleaner=WARN
+log4j.logger.org.apache.kafka.controller=INFO
+EOF
+  cat >"$KAFKA_DIR/tools-log4j.properties" <<EOF
+# written by scripts/services.sh
+log4j.rootLogger=WARN, stderr
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
+EOF
+  if pid="$(svc_pid kafka)"; then
+    log "kafka: already running (pid $pid)"
+    return 0
+  fi
+  free_port kafka "$KAFKA_PORT"
+  free_port kafka "$KAFKA_CONTROLLER_PORT"
+  if [[ ! -f $KAFKA_DIR/data/meta.properties ]]; then
+    [[ -s $KAFKA_DIR/cluster.id ]] || kafka_java kafka.tools.StorageTool random-uuid >"$KAFKA_DIR/cluster.id"
+    log "kafka: formatting storage (cluster id $(<"$KAFKA_DIR/cluster.id"))"
+    kafka_java kafka.tools.StorageTool format --ignore-formatted \
+      -t "$(<"$KAFKA_DIR/cluster.id")" -c "$KAFKA_DIR/server.properties" >"$KAFKA_DIR/logs/format.log" 2>&1 ||
+      {
+        tail_logs "$KAFKA_DIR/logs/format.log"
+        die "kafka: storage format failed"
+      }
+  fi
+  # shellcheck disable=SC2086 # KAFKA_HEAP is a list of JVM flags
+  start_bg kafka "$KAFKA_DIR/logs/kafka.out" \
+    java $KAFKA_HEAP -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError \
+    -Djava.awt.headless=true \
+    -Dkafka.logs.dir="$KAFKA_DIR/logs" \
+    -Dlog4j.configuration="file:$KAFKA_DIR/log4j.properties" \
+    -cp "$KAFKA_LIBS/*" kafka.Kafka "$KAFKA_DIR/server.properties"
+  log "kafka: started (pid $(<"$(pidfile kafka)"))"
+}
+
+# the broker answers a metadata request (list topics) on the client listener
+kafka_ready() {
+  port_open "$KAFKA_PORT" || return 1
+  timeout 60 java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+    -Dlog4j.configuration="file:$KAFKA_DIR/tools-log4j.properties" \
+    -cp "$KAFKA_LIBS/*" org.apache.kafka.tools.TopicCommand \
+    --bootstrap-server "$HOST:$KAFKA_PORT" --list >/dev/null 2>&1
+}
+
+kafka_logs() { echo "$KAFKA_DIR/logs/kafka.out" "$KAFKA_DIR/logs/server.log"; }
+
+# =============================================================================================
+# MinIO (built from the Go module proxy with go install)
+
+MINIO_DIR="$SVC/minio"
+
+minio_build() {
+  local want="$MINIO_VERSION" go
+  if [[ -x $MINIO_BIN && -f $MINIO_BIN.version && $want != latest && "$(<"$MINIO_BIN.version")" == "$want" ]]; then
+    return 0
+  fi
+  go="$(go_bin)" || die "minio: Go is not installed (need Go >= 1.24 to build MinIO)"
+  if [[ $want == latest ]]; then
+    want="$("$go" list -m -f '{{.Version}}' "$MINIO_MODULE@latest")" || die "minio: cannot resolve $MINIO_MODULE@latest"
+    if [[ -x $MINIO_BIN && -f $MINIO_BIN.version && "$(<"$MINIO_BIN.version")" == "$want" ]]; then
+      return 0
+    fi
+  fi
+  log "minio: building $MINIO_MODULE@$want with $("$go" version | awk '{print $3}') (first time only, takes minutes)"
+  mkdir -p "$CACHE/bin"
+  rm -f "$MINIO_BIN"
+  GOBIN="$CACHE/bin" GOFLAGS=-buildvcs=false CGO_ENABLED=0 "$go" install "$MINIO_MODULE@$want"
+  [[ -x $MINIO_BIN ]] || die "minio: go install finished but $MINIO_BIN is missing"
+  echo "$want" >"$MINIO_BIN.version"
+  log "minio: built $MINIO_MODULE@$want"
+}
+
+# start the build in the background so that it overlaps with the other services' start-up
+minio_build_async() {
+  if [[ -x $MINIO_BIN && -f $MINIO_BIN.version && "$(<"$MINIO_BIN.version")" == "$MINIO_VERSION" ]]; then
+    return 0
+  fi
+  mkdir -p "$CACHE"
+  log "minio: building in the background (log: ${MINIO_BUILD_LOG#"$ROOT"/})"
+  minio_build >"$MINIO_BUILD_LOG" 2>&1 9>&- &
+  MINIO_BUILD_PID=$!
+}
+
+minio_start() {
+  if [[ -n $MINIO_BUILD_PID ]]; then
+    log "minio: waiting for the build to finish"
+    if ! wait "$MINIO_BUILD_PID"; then
+      tail_logs "$MINIO_BUILD_LOG"
+      die "minio: build failed"
+    fi
+    MINIO_BUILD_PID=""
+  else
+    minio_build
+  fi
+  have curl || apt_install curl
+  mkdir -p "$MINIO_DIR"/{data,certs}
+  if pid="$(svc_pid minio)"; then
+    log "minio: already running (pid $pid)"
+    return 0
+  fi
+  free_port minio "$MINIO_PORT"
+  free_port minio "$MINIO_CONSOLE_PORT"
+  start_bg minio "$MINIO_DIR/minio.log" \
+    env MINIO_ROOT_USER="$MINIO_USER" MINIO_ROOT_PASSWORD="$MINIO_PASSWORD" \
+    MINIO_UPDATE=off MINIO_CALLHOME_ENABLE=off MINIO_BROWSER_REDIRECT=off \
+    "$MINIO_BIN" server --quiet --anonymous \
+    --address "$HOST:$MINIO_PORT" --console-address "$HOST:$MINIO_CONSOLE_PORT" \
+    --certs-dir "$MINIO_DIR/certs" "$MINIO_DIR/data"
+  log "minio: started (pid $(<"$(pidfile minio)"))"
+}
+
+minio_ready() {
+  curl -sf -o /dev/null --max-time 3 "http://$HOST:$MINIO_PORT/minio/health/live" &&
+    curl -sf -o /dev/null --max-time 3 "http://$HOST:$MINIO_PORT/minio/health/ready"
+}
+
+minio_logs() { echo "$MINIO_DIR/minio.log"; }
+
+# =============================================================================================
+# PostgreSQL (Debian package; a private cluster run by the postgres user)
+
+PG_DIR="$SVC/postgres"
+PG_HOME=""  # where the cluster lives: $PG_DIR, or a fallback the postgres user can reach
+PG_BINDIR=""
+
+as_postgres() { setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; }
+
+pg_setup_paths() {
+  [[ -n $PG_BINDIR ]] && return 0
+  local ver
+  ver="$(find /usr/lib/postgresql -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null | sort -V | tail -n 1)"
+  [[ -n $ver && -x /usr/lib/postgresql/$ver/bin/postgres ]] || die "postgres: no server found under /usr/lib/postgresql"
+  PG_BINDIR="/usr/lib/postgresql/$ver/bin"
+  mkdir -p "$PG_DIR"
+  chown postgres:postgres "$PG_DIR"
+  if as_postgres test -w "$PG_DIR"; then
+    PG_HOME="$PG_DIR"
+  else
+    # the repo sits where the postgres user cannot go (e.g. under /root): keep the cluster in
+    # postgres' own home, one per checkout, and point to it from .services/postgres
+    PG_HOME="/var/lib/postgresql/ackcrawl-$(printf '%s' "$ROOT" | sha1sum | cut -c1-12)"
+    mkdir -p "$PG_HOME"
+    chown postgres:postgres "$PG_HOME"
+    ln -sfn "$PG_HOME" "$PG_DIR/cluster"
+  fi
+}
+
+pg_start() {
+  apt_install postgresql
+  pg_setup_paths
+  local data="$PG_HOME/data" run="$PG_HOME/run"
+  mkdir -p "$run"
+  chown postgres:postgres "$run"
+  chmod 755 "$run"
+  if pid="$(svc_pid postgres)"; then
+    log "postgres: already running (pid $pid)"
+    return 0
+  fi
+  if [[ ! -s $data/PG_VERSION ]]; then
+    log "postgres: initdb $data"
+    mkdir -p "$data"
+    chown postgres:postgres "$data"
+    chmod 700 "$data"
+    (cd / && as_postgres "$PG_BINDIR/initdb" -D "$data" -U postgres -E UTF8 --locale=C \
+      --auth-local=peer --auth-host=scram-sha-256) >"$PG_DIR/initdb.log" 2>&1 ||
+      {
+        tail_logs "$PG_DIR/initdb.log"
+        die "postgres: initdb failed"
+      }
+  fi
+  free_port postgres "$PG_PORT"
+  start_bg postgres "$PG_DIR/postgres.log" \
+    setpriv --reuid=postgres --regid=postgres --init-groups -- \
+    "$PG_BINDIR/postgres" -D "$data" \
+    -c listen_addresses="$HOST" -c port="$PG_PORT" -c unix_socket_directories="$run" \
+    -c logging_collector=off -c max_connections=200
+  log "postgres: started (pid $(<"$(pidfile postgres)"))"
+}
+
+pg_ready() {
+  pg_isready -q -h "$HOST" -p "$PG_PORT" -t 2
+}
+
+# idempotent: role ackcrawl (password ackcrawl, may create databases for tests), database ackcrawl
+pg_provision() {
+  pg_setup_paths
+  local psql=(as_postgres "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$PG_HOME/run" -p "$PG_PORT" -d postgres)
+  (cd / && "${psql[@]}" -c "DO \$\$ BEGIN
+      IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$PG_USER') THEN
+        CREATE ROLE $PG_USER LOGIN CREATEDB PASSWORD '$PG_PASSWORD';
+      ELSE
+        ALTER ROLE $PG_USER LOGIN CREATEDB PASSWORD '$PG_PASSWORD';
+      END IF;
+    END \$\$;") >&2 || die "postgres: could not create role $PG_USER"
+  if [[ "$(cd / && "${psql[@]}" -tAc "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'")" != 1 ]]; then
+    (cd / && "${psql[@]}" -c "CREATE DATABASE $PG_DB OWNER $PG_USER") >&2 || die "postgres: could not create database $PG_DB"
+  fi
+  # the URL the project uses must work: password auth over TCP
+  PGPASSWORD="$PG_PASSWORD" PGCONNECT_TIMEOUT=5 "$PG_BINDIR/psql" -X -q -tA -h "$HOST" -p "$PG_PORT" -U "$PG_USER" -d "$PG_DB" \
+    -c 'SELECT 1' >/dev/null || die "postgres: cannot log in as $PG_USER over TCP"
+}
+
+pg_logs() { echo "$PG_DIR/postgres.log"; }
+
+# =============================================================================================
+# commands
+
+url_of() {
+  case "$1" in
+    rabbitmq) echo "amqp://guest:guest@$HOST:$RABBITMQ_PORT" ;;
+    kafka) echo "$HOST:$KAFKA_PORT  (PLAINTEXT, Kafka $KAFKA_VERSION KRaft; controller $HOST:$KAFKA_CONTROLLER_PORT)" ;;
+    minio) echo "http://$HOST:$MINIO_PORT  (access key $MINIO_USER, secret $MINIO_PASSWORD; console http://$HOST:$MINIO_CONSOLE_PORT)" ;;
+    postgres) echo "postgres://$PG_USER:$PG_PASSWORD@$HOST:$PG_PORT/$PG_DB" ;;
+  esac
+}
+
+main_port() {
+  case "$1" in
+    rabbitmq) echo "$RABBITMQ_PORT" ;;
+    kafka) echo "$KAFKA_PORT" ;;
+    minio) echo "$MINIO_PORT" ;;
+    postgres) echo "$PG_PORT" ;;
+  esac
+}
+
+select_services() {
+  SELECTED=()
+  if (($# == 0)); then
+    SELECTED=("${ALL_SERVICES[@]}")
+    return
+  fi
+  local s
+  for s in "$@"; do
+    case "$s" in
+      rabbitmq | kafka | minio | postgres) SELECTED+=("$s") ;;
+      rabbit | amqp) SELECTED+=(rabbitmq) ;;
+      postgresql | pg) SELECTED+=(postgres) ;;
+      s3) SELECTED+=(minio) ;;
+      *) die "unknown service '$s' (known: ${ALL_SERVICES[*]})" ;;
+    esac
+  done
+}
+
+selected() {
+  local s
+  for s in "${SELECTED[@]}"; do [[ $s == "$1" ]] && return 0; done
+  return 1
+}
+
+lock() {
+  mkdir -p "$SVC"
+  exec 9>"$SVC/.lock"
+  flock -w 900 9 || die "another scripts/services.sh is still running (lock $SVC/.lock)"
+}
+
+cmd_up() {
+  select_services "$@"
+  lock
+  local t0=$SECONDS s
+  selected minio && minio_build_async
+  # start everything first, then wait for each: start-up overlaps
+  selected rabbitmq && rabbit_start
+  selected kafka && kafka_start
+  selected postgres && pg_start
+  selected minio && minio_start
+  for s in "${SELECTED[@]}"; do
+    case "$s" in
+      rabbitmq)
+        # shellcheck disable=SC2046
+        wait_ready rabbitmq rabbit_ready $(rabbit_logs)
+        ;;
+      kafka)
+        # shellcheck disable=SC2046
+        wait_ready kafka kafka_ready $(kafka_logs)
+        ;;
+      minio)
+        # shellcheck disable=SC2046
+        wait_ready minio minio_ready $(minio_logs)
+        ;;
+      postgres)
+        # shellcheck disable=SC2046
+        wait_ready postgres pg_ready $(pg_logs)
+        pg_provision
+        ;;
+    esac
+  done
+  log "all up in $((SECONDS - t0))s"
+  for s in "${SELECTED[@]}"; do
+    printf '%-9s up  %s\n' "$s" "$(url_of "$s")"
+  done
+}
+
+cmd_down() {
+  select_services "$@"
+  lock
+  local s pid i order=()
+  # stop in the reverse order of start
+  for ((i = ${#SELECTED[@]} - 1; i >= 0; i--)); do order+=("${SELECTED[i]}"); done
+  for s in "${order[@]}"; do
+    if pid="$(svc_pid "$s")"; then
+      case "$s" in
+        postgres) stop_pid "$s" "$pid" INT ;;  # fast shutdown
+        *) stop_pid "$s" "$pid" TERM ;;
+      esac
+      printf '%-9s stopped\n' "$s"
+    else
+      printf '%-9s not running\n' "$s"
+    fi
+    rm -f "$(pidfile "$s")"
+  done
+}
+
+cmd_status() {
+  select_services "$@"
+  local s pid port all_up=0
+  for s in "${SELECTED[@]}"; do
+    port="$(main_port "$s")"
+    if pid="$(svc_pid "$s")"; then
+      if port_open "$port"; then
+        printf '%-9s up    pid %-7s %s\n' "$s" "$pid" "$(url_of "$s")"
+      else
+        printf '%-9s down  pid %-7s running but 127.0.0.1:%s does not answer (starting?)\n' "$s" "$pid" "$port"
+        all_up=1
+      fi
+    else
+      if port_open "$port"; then
+        printf '%-9s down  (127.0.0.1:%s is held by another process: pid(s) %s)\n' "$s" "$port" "$(port_owners "$port")"
+      else
+        printf '%-9s down\n' "$s"
+      fi
+      all_up=1
+    fi
+  done
+  return "$all_up"
+}
+
+usage() {
+  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+main() {
+  local cmd="${1:-}"
+  (($#)) && shift
+  case "$cmd" in
+    up) cmd_up "$@" ;;
+    down | stop) cmd_down "$@" ;;
+    status) cmd_status "$@" ;;
+    -h | --help | help)
+      usage
+      ;;
+    *)
+      usage >&2
+      exit 2
+      ;;
+  esac
+}
+
+main "$@"
