@@ -40,7 +40,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['**/master/*', '**/client/*', '**/scheduler/*'], message: 'shared/ never imports a service.' },
+            {
+              group: ['**/master/*', '**/client/*', '**/scheduler/*'],
+              message: 'shared/ never imports a service.',
+            },
           ],
         },
       ],

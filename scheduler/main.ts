@@ -50,7 +50,13 @@ export async function main(env: Record<string, string | undefined> = process.env
   // The embedded frontier has one consumer, this scheduler: leases of an earlier run are dead.
   const released = frontier.releaseAllLeases();
   if (released > 0) logger.info({ released }, 'resuming: leases of the previous run handed back');
-  const sink = new FileSink({ dir: config.outDir, gzip: config.gzip, segmentBytes: config.segmentBytes });
+  const sink = new FileSink({
+    dir: config.outDir,
+    gzip: config.gzip,
+    segmentBytes: config.segmentBytes,
+    onError: (err, path) =>
+      logger.error({ err, path }, 'could not compress a record file; it stays uncompressed'),
+  });
   const seeds = config.seeds.map((seed) => {
     const url = normalizeUrl(seed);
     return { url, host: hostKey(url) ?? '', depth: 0, priority: 0, parentUrl: null };

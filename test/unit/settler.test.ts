@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SeenCache } from '../../scheduler/outcomes/seen-cache.js';
 import { Settler } from '../../scheduler/outcomes/settler.js';
 import { openSqliteFrontier, type SqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
 import { StorageError } from '../../shared/errors.js';
@@ -263,6 +264,34 @@ describe('Settler', () => {
     await settler.flush();
     assert.equal(settled[0]?.result.accepted, 2);
     assert.equal((await sqlite.stats()).total, 3);
+  });
+
+  test('with a seen-cache: known links are not sent to the frontier, settled ones become known', async () => {
+    const seen = new SeenCache();
+    settler = new Settler({
+      sink,
+      frontier,
+      logger: silentLogger(),
+      maxTotal: 0,
+      seen,
+      onSettled: () => undefined,
+    });
+    const [first, second] = await leaseAll(['https://a.test/', 'https://a.test/x']);
+    assert.ok(first && second);
+    settler.ack(first, record(first.url), [newTask('https://a.test/new', 1)]);
+    await settler.flush();
+    assert.ok(seen.has('https://a.test/new'), 'a settled discovery is remembered');
+    settler.ack(second, record(second.url), [
+      newTask('https://a.test/new', 1),
+      newTask('https://a.test/other', 1),
+    ]);
+    await settler.flush();
+    const last = frontier.settles.at(-1);
+    assert.deepEqual(
+      last?.acks.flatMap((a) => (a.discovered ?? []).map((t) => t.url)),
+      ['https://a.test/other'],
+      'only the unknown link reaches the frontier',
+    );
   });
 
   test('close waits for what was submitted, then takes no more', async () => {

@@ -24,6 +24,8 @@ export interface FileSinkOptions {
   segmentBytes?: number;
   /** Compress segments once closed (`pages-N.jsonl.gz`). */
   gzip?: boolean;
+  /** Told of background failures (compression); the sink goes on. */
+  onError?: (err: unknown, path: string) => void;
 }
 
 const NEWLINE = Buffer.from('\n');
@@ -38,6 +40,7 @@ export class FileSink implements PageSink {
   private readonly dir: string;
   private readonly segmentBytes: number;
   private readonly gzip: boolean;
+  private readonly onError: FileSinkOptions['onError'];
   private index = 0;
   private fd: number | null = null;
   private offset = 0;
@@ -49,6 +52,7 @@ export class FileSink implements PageSink {
     this.dir = options.dir;
     this.segmentBytes = options.segmentBytes ?? 64 * 1024 * 1024;
     this.gzip = options.gzip ?? false;
+    this.onError = options.onError;
     mkdirSync(this.dir, { recursive: true });
   }
 
@@ -98,10 +102,18 @@ export class FileSink implements PageSink {
     closeSync(this.fd);
     this.fd = null;
     const closedPath = join(this.dir, segmentName(this.index, false));
-    if (this.gzip) this.compressions.push(gzipSegment(closedPath));
+    if (this.gzip) this.compressions.push(this.compress(closedPath));
     this.index += 1;
     this.fd = openSync(join(this.dir, segmentName(this.index, false)), 'a+');
     this.offset = 0;
+  }
+
+  /**
+   * A failed compression (disk full, say) leaves the plain segment, which readers accept as well:
+   * it is reported, never an unhandled rejection.
+   */
+  private compress(path: string): Promise<unknown> {
+    return gzipSegment(path).catch((err: unknown) => this.onError?.(err, path));
   }
 
   /**
@@ -158,7 +170,7 @@ export class FileSink implements PageSink {
       closeSync(this.fd);
       this.fd = null;
       const path = join(this.dir, segmentName(this.index, false));
-      if (this.gzip && this.offset > 0) this.compressions.push(gzipSegment(path));
+      if (this.gzip && this.offset > 0) this.compressions.push(this.compress(path));
       else if (this.offset === 0) rmSync(path, { force: true });
     }
     await Promise.all(this.compressions);
