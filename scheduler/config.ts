@@ -7,6 +7,9 @@ export const schedulerConfigSchema = z.object({
   listenPort: field.int().max(65535).default(0),
   /** Shared secret crawlers present in their hello; required unless listening on loopback only. */
   token: z.string().min(16).optional(),
+  /** `sqlite` + `file`: one machine, state and records in outDir. */
+  frontier: z.enum(['sqlite']).default('sqlite'),
+  sink: z.enum(['file']).default('file'),
   outDir: z.string().min(1).default('./crawl-output'),
   seeds: field.list().default([]),
   maxPages: field.int().default(0),

@@ -16,22 +16,35 @@ import { Settler } from './outcomes/settler.js';
 import { startWsServer, type RunningWsServer } from './ws/server.js';
 import type { WsSession } from './ws/session.js';
 import { ProgressMeter, type CrawlProgress, type CrawlSummary } from './progress.js';
+import { createCrawlApi } from './http/crawl-api.js';
+import type { CrawlRequest, CrawlStatus } from '../shared/protocol/crawl-api.js';
+import { normalizeUrl } from '../shared/url/normalize.js';
+import { createScope, type ScopeMode } from '../shared/url/scope.js';
+import { hostKey } from './outcomes/link-filter.js';
 
-export interface CrawlSchedulerSettings {
-  listenHost: string;
-  listenPort: number;
-  token: string | undefined;
-  seeds: NewTask[];
+/** What one crawl asks for; a cluster scheduler gets it from `POST /crawl`, embedded from config. */
+export interface JobSettings {
+  seeds: string[];
+  scope: ScopeMode;
   maxPages: number;
   maxDepth: number;
   hostConcurrency: number;
   hostDelayMs: number;
   retryDelayMs: number;
   maxAttempts: number;
+  fetch: FetchSettings;
+}
+
+export interface CrawlSchedulerSettings {
+  listenHost: string;
+  listenPort: number;
+  token: string | undefined;
   leaseMs: number;
   heartbeatMs: number;
   bufferSize: number;
-  fetch: FetchSettings;
+  job: JobSettings;
+  /** Where records go, for status reports (`file:/dir`, `kafka:topic`). */
+  output: string;
 }
 
 export interface CrawlSchedulerDeps {
@@ -39,8 +52,9 @@ export interface CrawlSchedulerDeps {
   frontier: Frontier;
   sink: PageSink;
   logger: Logger;
-  inScope: (url: string) => boolean;
   clock?: () => number;
+  /** Persists job settings a cluster scheduler received, so a restart resumes the same crawl. */
+  saveJob?: (job: JobSettings) => void;
   onProgress?: (progress: CrawlProgress) => void;
   /** Called once when nothing is left to fetch: every accepted URL is done or finally failed. */
   onDone?: (summary: CrawlSummary) => void;
@@ -54,7 +68,8 @@ export class CrawlScheduler {
   private readonly gate: HostGate;
   private readonly dispatcher: Dispatcher;
   private readonly settler: Settler;
-  private readonly linkFilter: ReturnType<typeof createLinkFilter>;
+  private linkFilter: ReturnType<typeof createLinkFilter>;
+  private job: JobSettings;
   private readonly clock: () => number;
   private readonly meter: ProgressMeter;
   private recovered = new Map<string, RecoveredOutcome>();
@@ -62,19 +77,21 @@ export class CrawlScheduler {
   private timers: NodeJS.Timeout[] = [];
   private stats: FrontierStats = { ready: 0, delayed: 0, leased: 0, done: 0, failed: 0, total: 0 };
   private finished = false;
+  private lastSummary: CrawlSummary | null = null;
   private closing: Promise<void> | null = null;
 
   constructor(private readonly deps: CrawlSchedulerDeps) {
     const { settings, logger } = deps;
     this.clock = deps.clock ?? Date.now;
-    this.gate = new HostGate({ concurrency: settings.hostConcurrency, delayMs: settings.hostDelayMs });
-    this.linkFilter = createLinkFilter({ inScope: deps.inScope, maxDepth: settings.maxDepth });
+    this.job = settings.job;
+    this.gate = new HostGate({ concurrency: this.job.hostConcurrency, delayMs: this.job.hostDelayMs });
+    this.linkFilter = this.makeLinkFilter();
     this.meter = new ProgressMeter(this.clock);
     this.settler = new Settler({
       sink: deps.sink,
       frontier: deps.frontier,
       logger: logger.child({ module: 'settler' }),
-      maxTotal: settings.maxPages,
+      maxTotal: () => this.job.maxPages,
       seen: new SeenCache(),
       onSettled: (result, counts) => this.onSettled(result, counts),
     });
@@ -85,7 +102,7 @@ export class CrawlScheduler {
       clock: this.clock,
       leaseMs: settings.leaseMs,
       bufferSize: settings.bufferSize,
-      perHostBuffer: Math.max(16, settings.hostConcurrency * 4),
+      perHostBuffer: () => Math.max(16, this.job.hostConcurrency * 4),
       intercept: (lease) => this.settleRecovered(lease),
       canDispatch: () => this.settler.backlog < settings.bufferSize * 2,
     });
@@ -98,17 +115,22 @@ export class CrawlScheduler {
     if (this.recovered.size > 0) {
       logger.info({ records: this.recovered.size }, 'found durable records not yet settled; settling them');
     }
-    const maxTotal = settings.maxPages > 0 ? settings.maxPages : undefined;
-    await frontier.push(settings.seeds, maxTotal === undefined ? {} : { maxTotal });
+    await this.pushSeeds(this.job.seeds);
     this.stats = await frontier.stats();
     this.server = await startWsServer({
       host: settings.listenHost,
       port: settings.listenPort,
-      maxPayloadBytes: settings.fetch.maxBodyBytes * 6 + 1024 * 1024,
+      // Bodies are capped by maxBodyBytes; JSON escaping can grow text up to 6×.
+      maxPayloadBytes: Math.max(this.job.fetch.maxBodyBytes, 64 * 1024 * 1024) * 6,
       heartbeatMs: settings.heartbeatMs,
-      fetch: settings.fetch,
+      fetch: () => this.job.fetch,
       logger: logger.child({ module: 'ws' }),
-      health: () => ({ status: this.finished ? 'done' : 'crawling', ...this.progress() }),
+      http: createCrawlApi({
+        token: settings.token,
+        status: () => this.status(),
+        submit: (request) => this.submit(request),
+        logger: logger.child({ module: 'api' }),
+      }),
       handlers: {
         authenticate: (hello) => this.authenticate(hello),
         onReady: (session) => this.dispatcher.addSession(session),
@@ -121,6 +143,70 @@ export class CrawlScheduler {
     this.timers.push(setInterval(() => void this.renewLeases(), Math.floor(settings.leaseMs / 3)));
     this.dispatcher.pump();
     return this.server.url;
+  }
+
+  private makeLinkFilter(): ReturnType<typeof createLinkFilter> {
+    const inScope = this.job.seeds.length > 0 ? createScope(this.job.scope, this.job.seeds) : () => false;
+    return createLinkFilter({ inScope, maxDepth: this.job.maxDepth });
+  }
+
+  private async pushSeeds(seeds: readonly string[]): Promise<number> {
+    const tasks: NewTask[] = seeds.map((url) => ({
+      url,
+      host: hostKey(url) ?? '',
+      depth: 0,
+      priority: 0,
+      parentUrl: null,
+    }));
+    const maxTotal = this.job.maxPages;
+    const accepted = await this.deps.frontier.push(tasks, maxTotal > 0 ? { maxTotal } : {});
+    this.dispatcher.frontierChanged();
+    return accepted.length;
+  }
+
+  /**
+   * A crawl submitted to a running scheduler: its settings replace the current ones (scope grows
+   * with the seeds), they reach every crawler, and the seeds are queued.
+   */
+  async submit(request: CrawlRequest): Promise<{ accepted: number }> {
+    const seeds = request.seeds.map((seed) => normalizeUrl(seed));
+    this.job = {
+      ...this.job,
+      seeds: [...new Set([...this.job.seeds, ...seeds])],
+      scope: request.scope,
+      maxPages: request.maxPages,
+      maxDepth: request.maxDepth,
+      hostConcurrency: request.hostConcurrency,
+      hostDelayMs: request.hostDelayMs,
+      retryDelayMs: request.retryDelayMs,
+      fetch: {
+        ...this.job.fetch,
+        allowPrivate: request.allowPrivate,
+        ...(request.userAgent ? { userAgent: request.userAgent } : {}),
+      },
+    };
+    this.deps.saveJob?.(this.job);
+    this.gate.configure({ concurrency: this.job.hostConcurrency, delayMs: this.job.hostDelayMs });
+    this.linkFilter = this.makeLinkFilter();
+    for (const session of this.server?.sessions ?? [])
+      session.send({ type: 'settings', fetch: this.job.fetch });
+    const accepted = await this.pushSeeds(seeds);
+    this.finished = false;
+    this.lastSummary = null;
+    this.meter.restart();
+    this.deps.logger.info({ seeds: seeds.length, accepted }, 'crawl submitted');
+    return { accepted };
+  }
+
+  status(): CrawlStatus {
+    const progress = { ...this.progress() };
+    const status = this.stats.total === 0 ? 'idle' : this.finished ? 'done' : 'crawling';
+    return {
+      status,
+      progress,
+      summary: this.lastSummary ? { ...this.lastSummary } : null,
+      output: this.deps.settings.output,
+    };
   }
 
   private authenticate(hello: Hello): AppError | null {
@@ -151,7 +237,7 @@ export class CrawlScheduler {
       };
       const decision = decideRetry(
         { retriable: failure.retriable, attempt: lease.attempt, retryAfterMs: failure.retryAfterMs },
-        { retryDelayMs: this.deps.settings.retryDelayMs, maxAttempts: this.deps.settings.maxAttempts },
+        { retryDelayMs: this.job.retryDelayMs, maxAttempts: this.job.maxAttempts },
       );
       const reason = `${failure.code}: ${failure.message}`;
       if (decision.kind === 'final') this.settler.fail(lease, sinkRecord, reason);
@@ -175,16 +261,20 @@ export class CrawlScheduler {
   }
 
   private async tick(): Promise<void> {
-    if (this.finished || this.closing) return;
+    if (this.closing) return;
     try {
       this.stats = await this.deps.frontier.stats();
-      await this.dispatcher.expireInFlight(this.deps.settings.fetch.totalTimeoutMs + 30_000);
+      await this.dispatcher.expireInFlight(this.job.fetch.totalTimeoutMs + 30_000);
       this.dispatcher.pump();
       this.deps.onProgress?.(this.progress());
       const s = this.stats;
-      if (s.ready + s.delayed + s.leased === 0 && this.settler.backlog === 0) {
+      const idle = s.ready + s.delayed + s.leased === 0 && this.settler.backlog === 0;
+      if (idle && s.total > 0 && !this.finished) {
         this.finished = true;
-        this.deps.onDone?.(this.meter.summary(s));
+        this.lastSummary = this.meter.summary(s);
+        this.deps.onDone?.(this.lastSummary);
+      } else if (!idle) {
+        this.finished = false;
       }
     } catch (err) {
       this.deps.logger.error({ err }, 'scheduler tick failed');

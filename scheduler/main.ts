@@ -6,12 +6,10 @@ import { createLogger } from '../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../shared/lifecycle/signals.js';
 import type { RoleIpcMessage } from '../shared/protocol/ipc.js';
 import { normalizeUrl } from '../shared/url/normalize.js';
-import { createScope } from '../shared/url/scope.js';
-import { hostKey } from './outcomes/link-filter.js';
-import { openSqliteFrontier } from '../shared/adapters/frontier/sqlite-frontier.js';
-import { FileSink } from '../shared/adapters/page-sink/file-sink.js';
+import { openEmbeddedBackend } from './backends/embedded.js';
 import { schedulerConfigSchema, type SchedulerConfig } from './config.js';
-import { CrawlScheduler } from './crawl-scheduler.js';
+import { CrawlScheduler, type JobSettings } from './crawl-scheduler.js';
+import { loadJob, saveJob } from './job-file.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -34,65 +32,53 @@ function validate(config: SchedulerConfig): void {
   if (problems.length > 0) throw new ConfigError(problems);
 }
 
-/** Composition root of the scheduler role: config, frontier, sink, WebSocket endpoint. */
+function jobFromConfig(config: SchedulerConfig): JobSettings {
+  return {
+    seeds: config.seeds.map((seed) => normalizeUrl(seed)),
+    scope: config.scope,
+    maxPages: config.maxPages,
+    maxDepth: config.maxDepth,
+    hostConcurrency: config.hostConcurrency,
+    hostDelayMs: config.hostDelayMs,
+    retryDelayMs: config.retryDelayMs,
+    maxAttempts: config.maxAttempts,
+    fetch: {
+      userAgent: config.userAgent,
+      connectTimeoutMs: config.connectTimeoutMs,
+      responseTimeoutMs: config.responseTimeoutMs,
+      totalTimeoutMs: config.totalTimeoutMs,
+      maxRedirects: config.maxRedirects,
+      maxBodyBytes: config.maxBodyBytes,
+      allowPrivate: config.allowPrivate,
+    },
+  };
+}
+
+/** Composition root of the scheduler role: config, frontier and sink, WebSocket endpoint and API. */
 export async function main(env: Record<string, string | undefined> = process.env): Promise<void> {
   const config = loadConfig(schedulerConfigSchema, env);
   validate(config);
   const logger = createLogger({ name: 'scheduler', level: config.logLevel });
   mkdirSync(config.outDir, { recursive: true });
-  // Commits need not wait for the disk: the record files are fdatasynced before each settle, and a
-  // settle lost to a power cut is replayed from them at start (FileSink.recover), links included.
-  const frontier = openSqliteFrontier({
-    path: join(config.outDir, 'frontier.sqlite'),
-    leaseMs: config.leaseMs,
-    durability: 'normal',
-  });
-  // The embedded frontier has one consumer, this scheduler: leases of an earlier run are dead.
-  const released = frontier.releaseAllLeases();
-  if (released > 0) logger.info({ released }, 'resuming: leases of the previous run handed back');
-  const sink = new FileSink({
-    dir: config.outDir,
-    gzip: config.gzip,
-    segmentBytes: config.segmentBytes,
-    onError: (err, path) =>
-      logger.error({ err, path }, 'could not compress a record file; it stays uncompressed'),
-  });
-  const seeds = config.seeds.map((seed) => {
-    const url = normalizeUrl(seed);
-    return { url, host: hostKey(url) ?? '', depth: 0, priority: 0, parentUrl: null };
-  });
+  const backend = openEmbeddedBackend(config, logger);
+  const jobPath = join(config.outDir, 'job.json');
+  // Seeds in the configuration define the crawl; without them, the crawl submitted last (if any).
+  const job = config.seeds.length > 0 ? jobFromConfig(config) : (loadJob(jobPath) ?? jobFromConfig(config));
   const scheduler = new CrawlScheduler({
     settings: {
       listenHost: config.listenHost,
       listenPort: config.listenPort,
       token: config.token,
-      seeds,
-      maxPages: config.maxPages,
-      maxDepth: config.maxDepth,
-      hostConcurrency: config.hostConcurrency,
-      hostDelayMs: config.hostDelayMs,
-      retryDelayMs: config.retryDelayMs,
-      maxAttempts: config.maxAttempts,
       leaseMs: config.leaseMs,
       heartbeatMs: config.heartbeatMs,
       bufferSize: config.bufferSize,
-      fetch: {
-        userAgent: config.userAgent,
-        connectTimeoutMs: config.connectTimeoutMs,
-        responseTimeoutMs: config.responseTimeoutMs,
-        totalTimeoutMs: config.totalTimeoutMs,
-        maxRedirects: config.maxRedirects,
-        maxBodyBytes: config.maxBodyBytes,
-        allowPrivate: config.allowPrivate,
-      },
+      job,
+      output: backend.output,
     },
-    frontier,
-    sink,
+    frontier: backend.frontier,
+    sink: backend.sink,
     logger,
-    inScope: createScope(
-      config.scope,
-      seeds.map((s) => s.url),
-    ),
+    saveJob: (submitted) => saveJob(jobPath, submitted),
     onProgress: (progress) => tell({ type: 'progress', progress: { ...progress } }),
     onDone: (summary) => {
       logger.info(summary, 'crawl complete');
@@ -104,12 +90,11 @@ export async function main(env: Record<string, string | undefined> = process.env
   const shutdown = (): Promise<void> =>
     (stopping ??= (async () => {
       await scheduler.close();
-      await sink.close();
-      await frontier.close();
+      await backend.close();
     })());
   onShutdownSignal(logger, shutdown);
   const url = await scheduler.start();
-  logger.info({ url, outDir: config.outDir }, 'scheduler listening');
+  logger.info({ url, output: backend.output }, 'scheduler listening');
   tell({ type: 'listening', url });
 }
 

@@ -25,12 +25,19 @@ export interface CrawlSummary {
 
 /** Rates for the progress display and the summary. */
 export class ProgressMeter {
-  private readonly startedAt: number;
+  private startedAt: number;
   private settled = 0;
   private window: { at: number; count: number }[] = [];
 
   constructor(private readonly clock: () => number) {
     this.startedAt = clock();
+  }
+
+  /** A new crawl was submitted: rates and the summary count from now. */
+  restart(): void {
+    this.startedAt = this.clock();
+    this.settled = 0;
+    this.window = [];
   }
 
   record(count: number): void {

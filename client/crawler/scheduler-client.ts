@@ -101,6 +101,9 @@ export class SchedulerClient {
           this.options.onFatal?.(message.code, message.message);
         }
         return;
+      case 'settings':
+        this.settings = message.fetch;
+        return;
       case 'drain':
         this.options.logger.info('scheduler asked to drain');
         return;

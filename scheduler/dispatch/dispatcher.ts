@@ -26,7 +26,8 @@ export interface DispatcherOptions {
   clock: () => number;
   leaseMs: number;
   bufferSize: number;
-  perHostBuffer: number;
+  /** Buffered tasks per host before the frontier is asked to skip that host. */
+  perHostBuffer: number | (() => number);
   /** Called before a lease is sent: true when the lease was settled some other way (recovery). */
   intercept?: (lease: Lease) => boolean;
   /** False while the outcome pipeline is backed up: no new work goes out. */
@@ -49,7 +50,8 @@ export class Dispatcher {
   private closed = false;
 
   constructor(private readonly options: DispatcherOptions) {
-    this.buffer = new TaskBuffer(options.perHostBuffer);
+    const { perHostBuffer } = options;
+    this.buffer = new TaskBuffer(typeof perHostBuffer === 'function' ? perHostBuffer : () => perHostBuffer);
   }
 
   get inFlightCount(): number {

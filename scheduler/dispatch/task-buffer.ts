@@ -11,7 +11,7 @@ export class TaskBuffer {
   private cursor = 0;
   private count = 0;
 
-  constructor(private readonly perHostLimit: number) {}
+  constructor(private readonly perHostLimit: number | (() => number)) {}
 
   get size(): number {
     return this.count;
@@ -31,7 +31,8 @@ export class TaskBuffer {
   /** Hosts holding as many buffered tasks as they may: the frontier should not lease more of them. */
   fullHosts(): string[] {
     const full: string[] = [];
-    for (const [host, queue] of this.byHost) if (queue.length >= this.perHostLimit) full.push(host);
+    const limit = typeof this.perHostLimit === 'function' ? this.perHostLimit() : this.perHostLimit;
+    for (const [host, queue] of this.byHost) if (queue.length >= limit) full.push(host);
     return full;
   }
 

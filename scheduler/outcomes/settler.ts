@@ -17,7 +17,8 @@ export interface SettlerOptions {
   sink: PageSink;
   frontier: Frontier;
   logger: Logger;
-  maxTotal: number;
+  /** Cap on URLs ever accepted (0: none); read at each commit, as a crawl's settings can change. */
+  maxTotal: number | (() => number);
   /** URLs known to be in the frontier: discovered links found here are not sent again. */
   seen?: SeenCache;
   onSettled: (result: SettleResult, batch: { acks: number; retries: number; failures: number }) => void;
@@ -38,6 +39,11 @@ export class Settler {
   private closed = false;
 
   constructor(private readonly options: SettlerOptions) {}
+
+  private maxTotal(): number {
+    const { maxTotal } = this.options;
+    return typeof maxTotal === 'function' ? maxTotal() : maxTotal;
+  }
 
   /** Outcomes waiting to be made durable (for backpressure). */
   get backlog(): number {
@@ -105,7 +111,7 @@ export class Settler {
           acks: batch.acks,
           retries: batch.retries,
           failures: batch.failures,
-          maxTotal: this.options.maxTotal > 0 ? this.options.maxTotal : undefined,
+          maxTotal: this.maxTotal() > 0 ? this.maxTotal() : undefined,
           ...(checkpoint === null ? {} : { checkpoint }),
         });
         this.backoffMs = 0;

@@ -16,7 +16,12 @@ interface HostState {
 export class HostGate {
   private readonly hosts = new Map<string, HostState>();
 
-  constructor(private readonly options: HostGateOptions) {}
+  constructor(private options: HostGateOptions) {}
+
+  /** New limits apply to the next request start; requests in flight stay counted. */
+  configure(options: HostGateOptions): void {
+    this.options = options;
+  }
 
   /** 0 when a request to `host` may start at `now`; otherwise ms to wait (Infinity: wait for a finish). */
   waitMs(host: string, now: number): number {

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import type { Logger } from '../../shared/logger.js';
@@ -9,7 +9,8 @@ export interface WsServerOptions extends SessionOptions {
   port: number;
   maxPayloadBytes: number;
   handlers: SessionHandlers;
-  health: () => unknown;
+  /** Plain HTTP requests on the same port (the crawl API); WebSocket upgrades go to /crawlers. */
+  http: (req: IncomingMessage, res: ServerResponse) => void;
   logger: Logger;
 }
 
@@ -20,19 +21,9 @@ export interface RunningWsServer {
   close(): Promise<void>;
 }
 
-/** The crawler endpoint (`/crawlers`) and a JSON health endpoint (`/health`) on one port. */
+/** The crawler endpoint (`/crawlers`) and the HTTP API (`/health`, `/crawl`) on one port. */
 export async function startWsServer(options: WsServerOptions): Promise<RunningWsServer> {
-  const http: Server = createServer((req, res) => {
-    if (req.url === '/health') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(options.health()));
-      return;
-    }
-    res.writeHead(404, { 'content-type': 'application/json' });
-    res.end(
-      JSON.stringify({ error: { code: 'NOT_FOUND', message: 'try /health or a WebSocket on /crawlers' } }),
-    );
-  });
+  const http: Server = createServer(options.http);
   const wss = new WebSocketServer({ server: http, path: '/crawlers', maxPayload: options.maxPayloadBytes });
   const sessions = new Set<WsSession>();
   wss.on('connection', (ws) => {

@@ -24,7 +24,8 @@ export interface SessionHandlers {
 
 export interface SessionOptions {
   heartbeatMs: number;
-  fetch: FetchSettings;
+  /** The fetch rules crawlers get in their welcome (current ones: they can change per crawl). */
+  fetch: () => FetchSettings;
   logger: Logger;
   /** Bad frames tolerated before the connection is closed. */
   maxBadFrames?: number;
@@ -141,7 +142,7 @@ export class WsSession implements CrawlerSession {
       protocol: PROTOCOL_VERSION,
       sessionId: this.id,
       heartbeatMs: this.options.heartbeatMs,
-      fetch: this.options.fetch,
+      fetch: this.options.fetch(),
     });
     this.logger.info({ crawlerId: hello.crawlerId, pid: hello.pid }, 'crawler connected');
     this.handlers.onReady(this);

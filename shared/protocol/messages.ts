@@ -63,6 +63,8 @@ export const schedulerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('error'), code: z.string(), message: z.string(), fatal: z.boolean() }),
   z.object({ type: z.literal('heartbeat'), t: z.number() }),
   z.object({ type: z.literal('drain') }),
+  /** New fetch rules (a crawl was submitted with other settings); they apply to the next task. */
+  z.object({ type: z.literal('settings'), fetch: fetchSettingsSchema }),
 ]);
 export type SchedulerMessage = z.infer<typeof schedulerMessageSchema>;
 

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+
+/**
+ * The scheduler's crawl API (`POST /crawl`, `GET /crawl`), used by `ackcrawl crawl --cluster` to
+ * hand seeds and a crawl's settings to a running cluster and follow it to completion.
+ */
+export const crawlRequestSchema = z.object({
+  seeds: z.array(z.string().max(8192)).min(1).max(10_000),
+  maxPages: z.number().int().nonnegative().default(0),
+  maxDepth: z.number().int().nonnegative().default(0),
+  scope: z.enum(['host', 'domain', 'any']).default('host'),
+  hostConcurrency: z.number().int().positive().default(2),
+  hostDelayMs: z.number().int().nonnegative().default(500),
+  retryDelayMs: z.number().int().nonnegative().default(300_000),
+  allowPrivate: z.boolean().default(false),
+  userAgent: z.string().min(1).max(500).optional(),
+});
+export type CrawlRequest = z.infer<typeof crawlRequestSchema>;
+
+export interface CrawlStatus {
+  /** idle: nothing submitted yet; crawling; done: every accepted URL settled. */
+  status: 'idle' | 'crawling' | 'done';
+  progress: Record<string, number>;
+  summary: Record<string, number> | null;
+  /** Where records go, e.g. `kafka:ackcrawl.pages` or `file:/path`. */
+  output: string;
+}
