@@ -56,7 +56,11 @@ function int(
 }
 
 /** Checks every option and seed at once; throws one InvalidInputError listing every problem. */
-export function planCrawl(seedArgs: string[], raw: RawCrawlOptions): CrawlPlan {
+export function planCrawl(
+  seedArgs: string[],
+  raw: RawCrawlOptions,
+  options: { needsOutDir?: boolean } = {},
+): CrawlPlan {
   const problems: string[] = [];
   const seeds: string[] = [];
   if (seedArgs.length === 0)
@@ -89,7 +93,7 @@ export function planCrawl(seedArgs: string[], raw: RawCrawlOptions): CrawlPlan {
     userAgent: raw.userAgent,
     verbose: raw.verbose === true,
   };
-  if (problems.length === 0) checkWritable(plan.outDir, problems);
+  if (problems.length === 0 && options.needsOutDir !== false) checkWritable(plan.outDir, problems);
   if (problems.length > 0) {
     throw new InvalidInputError('CRAWL_OPTIONS_INVALID', problems.join('\n'), { details: { problems } });
   }

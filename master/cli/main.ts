@@ -6,7 +6,8 @@ import { runEmbeddedCrawl } from '../embedded/run-embedded-crawl.js';
 import { roleScripts, type RoleName } from '../embedded/role-scripts.js';
 import { planCrawl, type RawCrawlOptions } from './crawl-options.js';
 import { ProgressDisplay } from './progress-display.js';
-import { buildSummary, formatSummary } from './summary.js';
+import { buildClusterSummary, buildSummary, formatSummary } from './summary.js';
+import { runClusterCrawl } from '../cluster/run-cluster-crawl.js';
 
 function fail(err: unknown): never {
   const message = err instanceof Error ? err.message : String(err);
@@ -14,12 +15,22 @@ function fail(err: unknown): never {
   process.exit(err instanceof AppError && err.status === 400 ? 2 : 1);
 }
 
-async function crawl(seeds: string[], raw: RawCrawlOptions): Promise<void> {
-  const plan = planCrawl(seeds, raw);
+async function crawl(seeds: string[], raw: RawCrawlOptions & { cluster?: boolean }): Promise<void> {
+  const plan = planCrawl(seeds, raw, { needsOutDir: raw.cluster !== true });
   const display = new ProgressDisplay();
-  const { summary } = await runEmbeddedCrawl(plan, {
-    onProgress: (p) => display.update(p as never),
-  });
+  const onProgress = (p: Record<string, number>): void => display.update(p as never);
+  if (raw.cluster) {
+    const target = {
+      schedulerUrl: process.env.ACKCRAWL_SCHEDULER_URL ?? 'ws://127.0.0.1:8700/crawlers',
+      token: process.env.ACKCRAWL_TOKEN,
+    };
+    const { summary, output } = await runClusterCrawl(plan, target, { onProgress });
+    display.clear();
+    const result = buildClusterSummary(summary, output);
+    process.stdout.write(plan.json ? `${JSON.stringify(result)}\n` : `${formatSummary(result)}\n`);
+    return;
+  }
+  const { summary } = await runEmbeddedCrawl(plan, { onProgress });
   display.clear();
   const output = buildSummary(summary, plan.outDir);
   process.stdout.write(plan.json ? `${JSON.stringify(output)}\n` : `${formatSummary(output)}\n`);
@@ -59,6 +70,10 @@ program
   .option('--user-agent <ua>', 'User-Agent header')
   .option('--json', 'print the summary as JSON')
   .option('--verbose', 'show the roles\u2019 logs')
+  .option(
+    '--cluster',
+    'submit to the running cluster (ACKCRAWL_SCHEDULER_URL, ACKCRAWL_TOKEN) and follow it, instead of running the roles here',
+  )
   .action((seeds: string[], options: RawCrawlOptions) => crawl(seeds, options).catch(fail));
 
 for (const role of ['scheduler', 'agent', 'crawler'] as const) {

@@ -8,8 +8,22 @@ export interface CrawlSummaryOutput {
   settledThisRun: number;
   durationMs: number;
   pagesPerSecond: number;
+  /** Where the records are: a folder (embedded) or e.g. `kafka:ackcrawl.pages` (cluster). */
   out: string;
   files: string[];
+}
+
+export function buildClusterSummary(summary: Record<string, number>, output: string): CrawlSummaryOutput {
+  return {
+    pages: summary.pages ?? 0,
+    ok: summary.ok ?? 0,
+    failed: summary.failed ?? 0,
+    settledThisRun: summary.settledThisRun ?? 0,
+    durationMs: summary.durationMs ?? 0,
+    pagesPerSecond: summary.pagesPerSecond ?? 0,
+    out: output,
+    files: [],
+  };
 }
 
 export function buildSummary(summary: Record<string, number>, outDir: string): CrawlSummaryOutput {
@@ -30,11 +44,14 @@ export function buildSummary(summary: Record<string, number>, outDir: string): C
 }
 
 export function formatSummary(s: CrawlSummaryOutput): string {
-  const where = relative(process.cwd(), s.out) || '.';
+  const records =
+    s.files.length > 0 || !/^[a-z]+:/.test(s.out)
+      ? `${s.files.length} file(s) in ${relative(process.cwd(), s.out) || '.'}/`
+      : s.out;
   const resumed = s.settledThisRun < s.pages ? ` (${s.settledThisRun} in this run)` : '';
   return (
     `Crawl complete: ${s.pages} pages${resumed}, ${s.ok} ok, ${s.failed} failed, ` +
     `in ${(s.durationMs / 1000).toFixed(1)} s (${s.pagesPerSecond} pages/s). ` +
-    `Records: ${s.files.length} file(s) in ${where}/`
+    `Records: ${records}`
   );
 }

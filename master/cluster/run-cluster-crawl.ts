@@ -1,0 +1,91 @@
+import { AppError } from '../../shared/errors.js';
+import type { CrawlRequest, CrawlStatus } from '../../shared/protocol/crawl-api.js';
+import type { CrawlPlan } from '../cli/crawl-options.js';
+
+export interface ClusterTarget {
+  /** The scheduler's crawler endpoint, as agents and crawlers know it (ACKCRAWL_SCHEDULER_URL). */
+  schedulerUrl: string;
+  token: string | undefined;
+}
+
+/** `ws://host:port/crawlers` → `http://host:port/crawl`. */
+export function crawlApiUrl(schedulerUrl: string): string {
+  const url = new URL(schedulerUrl);
+  url.protocol = url.protocol === 'wss:' ? 'https:' : 'http:';
+  url.pathname = '/crawl';
+  url.search = '';
+  return url.toString();
+}
+
+async function call(target: ClusterTarget, init: { method: string; body?: unknown }): Promise<unknown> {
+  const url = crawlApiUrl(target.schedulerUrl);
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: init.method,
+      headers: {
+        'content-type': 'application/json',
+        ...(target.token ? { authorization: `Bearer ${target.token}` } : {}),
+      },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (err) {
+    throw new AppError(
+      'SCHEDULER_UNREACHABLE',
+      `cannot reach the scheduler at ${url} (${(err as Error).message}); is it running? (ACKCRAWL_SCHEDULER_URL)`,
+      { retriable: true, cause: err },
+    );
+  }
+  const body = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
+  if (!res.ok) {
+    throw new AppError(
+      body.error?.code ?? `HTTP_${res.status}`,
+      body.error?.message ?? `scheduler answered ${res.status}`,
+      {
+        status: res.status,
+      },
+    );
+  }
+  return body;
+}
+
+/**
+ * Submits the seeds and settings to a running cluster and follows the crawl until every accepted
+ * URL is settled. A scheduler restart during the crawl is waited out, not reported as a failure.
+ */
+export async function runClusterCrawl(
+  plan: CrawlPlan,
+  target: ClusterTarget,
+  hooks: { onProgress?: (progress: Record<string, number>) => void; pollMs?: number } = {},
+): Promise<{ summary: Record<string, number>; output: string }> {
+  const request: CrawlRequest = {
+    seeds: plan.seeds,
+    maxPages: plan.maxPages,
+    maxDepth: plan.maxDepth,
+    scope: plan.scope,
+    hostConcurrency: plan.hostConcurrency,
+    hostDelayMs: plan.hostDelayMs,
+    retryDelayMs: plan.retryDelayMs,
+    allowPrivate: plan.allowPrivate,
+    ...(plan.userAgent ? { userAgent: plan.userAgent } : {}),
+  };
+  await call(target, { method: 'POST', body: request });
+  const pollMs = hooks.pollMs ?? 500;
+  let unreachableSince: number | null = null;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+    let status: CrawlStatus;
+    try {
+      status = (await call(target, { method: 'GET' })) as CrawlStatus;
+      unreachableSince = null;
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'SCHEDULER_UNREACHABLE') throw err;
+      unreachableSince ??= Date.now();
+      if (Date.now() - unreachableSince > 10 * 60_000) throw err;
+      continue;
+    }
+    hooks.onProgress?.(status.progress);
+    if (status.status === 'done' && status.summary) return { summary: status.summary, output: status.output };
+  }
+}
