@@ -7,6 +7,19 @@ export const recordErrorSchema = z.object({ code: z.string(), message: z.string(
 export type RecordError = z.infer<typeof recordErrorSchema>;
 
 /**
+ * Where a body too large to ride in its record went (the claim check): the blob holds the bytes of
+ * `body` as `bodyEncoding` says (UTF-8 text, or the raw bytes for base64), `sha256` is their hash.
+ */
+export const bodyRefSchema = z.object({
+  store: z.enum(['s3', 'file']),
+  bucket: z.string(),
+  key: z.string(),
+  sha256: z.string(),
+  bytes: z.number().int().nonnegative(),
+});
+export type BodyRef = z.infer<typeof bodyRefSchema>;
+
+/**
  * One page outcome, final: a fetched page (`ok`) or a final failure (`failed`). Retried attempts are
  * not recorded; each accepted URL ends as exactly one record (duplicates only after a crash).
  */
@@ -35,5 +48,7 @@ export const pageRecordSchema = z.object({
   bodySha256: z.string().nullable(),
   bodyEncoding: z.enum(['utf8', 'base64']).nullable(),
   body: z.string().nullable(),
+  /** Set when `body` was moved to a blob store (absent in records that keep bodies inline). */
+  bodyRef: bodyRefSchema.nullable().optional(),
 });
 export type PageRecord = z.infer<typeof pageRecordSchema>;
