@@ -17,7 +17,17 @@ export function createLogger(options: LoggerOptions): Logger {
       level: options.level ?? 'info',
       base: { pid: process.pid, role: options.name },
       redact: {
-        paths: ['token', '*.token', 'password', '*.password', 'secretKey', '*.secretKey', 'authorization'],
+        paths: [
+          'token',
+          '*.token',
+          'password',
+          '*.password',
+          'secretKey',
+          '*.secretKey',
+          's3SecretKey',
+          '*.s3SecretKey',
+          'authorization',
+        ],
         censor: '[redacted]',
       },
     },
