@@ -1,4 +1,6 @@
+import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
+import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../shared/protocol/page-record.js';
 import type { Frontier, SettleResult } from '../../shared/ports/frontier.js';
 import type { PageSink, SinkRecord } from '../../shared/ports/page-sink.js';
 import type { Lease, NewTask } from '../../shared/protocol/task.js';
@@ -6,8 +8,39 @@ import type { SeenCache } from './seen-cache.js';
 
 type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'>;
 
+/** The smallest valid page record saying a URL's record could not be stored. */
+function unwritableRecord(url: string, err: AppError): SinkRecord {
+  const record: PageRecord = {
+    schema: PAGE_RECORD_SCHEMA,
+    url,
+    finalUrl: null,
+    status: null,
+    outcome: 'failed',
+    error: { code: 'RECORD_UNWRITABLE', message: `${err.code}: ${err.message}`.slice(0, 500) },
+    contentType: null,
+    depth: 0,
+    parentUrl: null,
+    links: [],
+    nofollowLinks: [],
+    nofollow: false,
+    redirects: [],
+    headers: {},
+    fetchedAt: new Date().toISOString(),
+    durationMs: 0,
+    attempt: 1,
+    crawlerId: 'scheduler',
+    bodyBytes: 0,
+    bodySha256: null,
+    bodyEncoding: null,
+    body: null,
+  };
+  return { key: url, value: Buffer.from(JSON.stringify(record)) };
+}
+
 interface Batch {
   records: SinkRecord[];
+  /** Whose record each one is, aligned with `records`. */
+  owners: LeaseRef[];
   acks: { lease: LeaseRef; discovered: NewTask[] }[];
   retries: { lease: LeaseRef; delayMs: number; error: string }[];
   failures: { lease: LeaseRef; error: string }[];
@@ -24,7 +57,7 @@ export interface SettlerOptions {
   onSettled: (result: SettleResult, batch: { acks: number; retries: number; failures: number }) => void;
 }
 
-const emptyBatch = (): Batch => ({ records: [], acks: [], retries: [], failures: [] });
+const emptyBatch = (): Batch => ({ records: [], owners: [], acks: [], retries: [], failures: [] });
 
 /**
  * Ack after durability, with group commit: outcomes collect while the previous batch is being
@@ -52,6 +85,7 @@ export class Settler {
 
   ack(lease: LeaseRef, record: SinkRecord, discovered: NewTask[]): void {
     this.pending.records.push(record);
+    this.pending.owners.push(lease);
     this.pending.acks.push({ lease, discovered: this.unseen(discovered) });
     this.kick();
   }
@@ -69,6 +103,7 @@ export class Settler {
 
   fail(lease: LeaseRef, record: SinkRecord, error: string): void {
     this.pending.records.push(record);
+    this.pending.owners.push(lease);
     this.pending.failures.push({ lease, error });
     this.kick();
   }
@@ -105,7 +140,7 @@ export class Settler {
     for (;;) {
       try {
         // Once the sink confirmed the records, a retry only repeats the settle: no duplicate writes.
-        written ??= { checkpoint: await this.options.sink.write(batch.records) };
+        written ??= { checkpoint: await this.writeRecords(batch) };
         const checkpoint = written.checkpoint;
         const result = await this.options.frontier.settle({
           acks: batch.acks,
@@ -133,6 +168,41 @@ export class Settler {
         await new Promise((resolve) => setTimeout(resolve, this.backoffMs));
       }
     }
+  }
+
+  /**
+   * Writes the batch's records. A sink that refuses a record for good (too large for Kafka, say)
+   * fails only that record: the batch is written record by record, and a refused one is replaced by
+   * a small failure record so its URL still ends with an outcome, and it is settled as failed.
+   */
+  private async writeRecords(batch: Batch): Promise<string | null> {
+    try {
+      return await this.options.sink.write(batch.records);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.retriable) throw err;
+      this.options.logger.warn({ err }, 'the sink refused a batch for good; writing its records one by one');
+    }
+    let checkpoint: string | null = null;
+    for (const [i, record] of batch.records.entries()) {
+      try {
+        checkpoint = await this.options.sink.write([record]);
+      } catch (err) {
+        if (!(err instanceof AppError) || err.retriable) throw err;
+        const owner = batch.owners[i] as LeaseRef;
+        const reason = `${err.code}: ${err.message}`;
+        this.options.logger.error(
+          { url: record.key, code: err.code },
+          'record refused by the sink; recording a failure',
+        );
+        batch.records[i] = unwritableRecord(record.key, err);
+        checkpoint = await this.options.sink.write([batch.records[i] as SinkRecord]);
+        const ackIndex = batch.acks.findIndex((a) => a.lease.taskId === owner.taskId);
+        if (ackIndex >= 0) batch.acks.splice(ackIndex, 1);
+        if (!batch.failures.some((f) => f.lease.taskId === owner.taskId))
+          batch.failures.push({ lease: owner, error: reason });
+      }
+    }
+    return checkpoint;
   }
 
   /** Wait until everything submitted so far is settled. */

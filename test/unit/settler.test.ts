@@ -20,6 +20,8 @@ class FakeSink implements PageSink {
   /** Records of every write call, including failed ones. */
   readonly calls: (readonly SinkRecord[])[] = [];
   failNext = 0;
+  /** Keys whose records this sink refuses for good (like Kafka refusing an oversized message). */
+  refuse = new Set<string>();
   private hold: Promise<void> | null = null;
 
   /** Makes the next writes wait until the returned function is called. */
@@ -39,6 +41,9 @@ class FakeSink implements PageSink {
       this.failNext -= 1;
       throw new StorageError('SINK_IO', 'disk on fire');
     }
+    const refused = records.find((r) => this.refuse.has(r.key) && r.value.includes('"outcome":"ok"'));
+    if (refused)
+      throw new StorageError('SINK_RECORD_TOO_LARGE', `${refused.key} too large`, { retriable: false });
     this.written.push(...records);
     return `cp-${this.written.length}`;
   }
@@ -292,6 +297,33 @@ describe('Settler', () => {
       ['https://a.test/other'],
       'only the unknown link reaches the frontier',
     );
+  });
+
+  test('a record the sink refuses for good fails that URL only, with a failure record', async () => {
+    const [good, bad] = await leaseAll(['https://a.test/good', 'https://a.test/bad']);
+    assert.ok(good && bad);
+    sink.refuse.add(bad.url);
+    const okRecord = (url: string): SinkRecord => ({
+      key: url,
+      value: Buffer.from(JSON.stringify({ url, outcome: 'ok' })),
+    });
+    settler.ack(good, okRecord(good.url), [newTask('https://a.test/from-good', 1)]);
+    settler.ack(bad, okRecord(bad.url), [newTask('https://a.test/from-bad', 1)]);
+    await settler.flush();
+    const byKey = new Map(
+      sink.written.map((r) => [
+        r.key,
+        JSON.parse(r.value.toString()) as { outcome: string; error?: { code: string } },
+      ]),
+    );
+    assert.equal(byKey.get(good.url)?.outcome, 'ok');
+    assert.equal(byKey.get(bad.url)?.outcome, 'failed');
+    assert.equal(byKey.get(bad.url)?.error?.code, 'RECORD_UNWRITABLE');
+    const stats = await sqlite.stats();
+    assert.equal(stats.done, 1);
+    assert.equal(stats.failed, 1);
+    assert.equal(stats.leased, 0, 'nothing left hanging');
+    assert.equal(stats.total, 3, 'only the good page’s link was queued');
   });
 
   test('close waits for what was submitted, then takes no more', async () => {
