@@ -1,0 +1,70 @@
+/**
+ * `npm run bench`: crawls a generated site (run in its own process) with ackcrawl and with two
+ * references, Crawlee's CheerioCrawler and a bare fetch-and-parse loop, one after the other, and
+ * reports throughput, CPU and peak memory of each runner's whole process tree. Ratios are always
+ * against references measured in the same run, on the same machine.
+ *
+ *   npm run bench -- [--pages 20000] [--only ackcrawl,crawlee,bare] [--ack-processes 2]
+ *     [--ack-concurrency 64] [--crawlee-concurrency 200 | 20,50,100,200] [--bare-concurrency 64]
+ *     [--cluster] [--timeout-s 900] [--verbose]
+ *
+ * Prints a table, then one JSON line with every figure, also written to .bench/last.json. Exits 1
+ * if a runner failed or did not crawl exactly the site's pages. `--cluster` adds an ackcrawl run
+ * with `--cluster` once the CLI offers it.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from '../paths.js';
+import { measureRunner } from './measure-runner.js';
+import { parseBenchOptions } from './options.js';
+import { addRatios, formatTable, skippedResult, type RunnerResult } from './report.js';
+import { planRunners } from './runners.js';
+import { startSiteProcess } from './site-process.js';
+
+const options = parseBenchOptions(process.argv.slice(2));
+const say = (text: string): void => void process.stderr.write(`${text}\n`);
+
+const site = await startSiteProcess({ pages: options.pages, seed: options.seed });
+say(`site: ${site.url} (${options.pages} pages, pid ${site.pid}, not counted in the figures)`);
+const plan = planRunners(options, site.url);
+if (options.cluster && !plan.some((r) => r.name === 'ackcrawl-cluster'))
+  say('cluster path: not available yet');
+
+const results: RunnerResult[] = [];
+try {
+  for (const spec of plan) {
+    if (spec.skip) {
+      say(`${spec.name}: skipped, ${spec.skip}`);
+      results.push(skippedResult(spec));
+      continue;
+    }
+    say(`${spec.name}: running…`);
+    const r = await measureRunner(spec, site, options);
+    say(`${spec.name}: ${r.status}, ${r.pages} pages in ${r.seconds} s${r.problem ? ` (${r.problem})` : ''}`);
+    results.push(r);
+  }
+} finally {
+  await site.close();
+}
+
+addRatios(results);
+const report = {
+  at: new Date().toISOString(),
+  pages: options.pages,
+  machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
+  options,
+  results,
+};
+process.stdout.write(`\n${formatTable(results)}\n\n`);
+process.stdout.write(
+  'pages/s = pages / wall time of the whole process tree; CPU and RSS cover every process of the tree,\n' +
+    'not the site (its own process). What each keeps: ' +
+    results.map((r) => `${r.runner}: ${r.keeps}`).join('; ') +
+    '.\n',
+);
+process.stdout.write(`${JSON.stringify(report)}\n`);
+const dir = join(repoRoot, '.bench');
+mkdirSync(dir, { recursive: true });
+writeFileSync(join(dir, 'last.json'), `${JSON.stringify(report, null, 2)}\n`);
+process.exitCode = results.some((r) => r.status === 'failed') ? 1 : 0;

@@ -1,0 +1,67 @@
+import { round, type RunnerResult } from './report.js';
+import { runMeasured } from './run-measured.js';
+import type { RunnerSpec } from './runners.js';
+import type { SiteProcess } from './site-process.js';
+
+export interface MeasureOptions {
+  pages: number;
+  timeoutMs: number;
+  verbose: boolean;
+}
+
+/**
+ * Runs one runner against the site and checks it crawled the whole site: its own report and the
+ * site's count of distinct pages served must both equal the site's page count.
+ */
+export async function measureRunner(
+  spec: RunnerSpec,
+  site: SiteProcess,
+  o: MeasureOptions,
+): Promise<RunnerResult> {
+  await site.resetStats();
+  const { args, cleanup } = spec.prepare();
+  let run;
+  try {
+    run = await runMeasured({
+      command: process.execPath,
+      args,
+      timeoutMs: o.timeoutMs,
+      inheritStderr: o.verbose,
+    });
+  } finally {
+    cleanup();
+  }
+  const served = await site.stats();
+  const pages = typeof run.summary?.['pages'] === 'number' ? run.summary['pages'] : 0;
+  const reported = run.summary?.['pagesPerSecond'];
+
+  const problems: string[] = [];
+  if (run.timedOut) problems.push(`timed out after ${o.timeoutMs / 1000} s`);
+  if (run.exitCode !== 0) problems.push(`exit code ${run.exitCode ?? run.signal}`);
+  if (!run.summary) problems.push('printed no JSON summary');
+  if (pages !== o.pages) problems.push(`reported ${pages} pages, expected ${o.pages}`);
+  if (served.distinctPages !== o.pages) problems.push(`site served ${served.distinctPages} distinct pages`);
+  if (problems.length > 0 && run.stderrTail) problems.push(`stderr tail:\n${run.stderrTail}`);
+
+  return {
+    runner: spec.name,
+    kind: spec.kind,
+    status: problems.length === 0 ? 'ok' : 'failed',
+    ...(problems.length > 0 ? { problem: problems.join('; ') } : {}),
+    keeps: spec.keeps,
+    pages,
+    sitePages: served.distinctPages,
+    siteRequests: served.requests,
+    seconds: round(run.wallSeconds, 2),
+    pagesPerSecond: round(pages / run.wallSeconds, 1),
+    reportedPagesPerSecond: typeof reported === 'number' ? reported : null,
+    cpuSeconds: round(run.cpuSeconds, 2),
+    sampledCpuSeconds: round(run.sampledCpuSeconds, 2),
+    reapedCpuSeconds: round(run.reapedCpuSeconds, 2),
+    cpuMsPerPage: pages > 0 ? round((run.cpuSeconds * 1000) / pages, 3) : 0,
+    peakRssMb: round(run.peakRssBytes / 1024 / 1024, 1),
+    peakProcesses: run.peakProcesses,
+    ratioVsCrawlee: null,
+    ratioVsBare: null,
+  };
+}

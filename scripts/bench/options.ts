@@ -1,0 +1,68 @@
+import { parseArgs } from 'node:util';
+import type { RunnerKind } from './runners.js';
+
+export interface BenchOptions {
+  pages: number;
+  seed: number;
+  only: RunnerKind[];
+  cluster: boolean;
+  ackProcesses: number;
+  ackConcurrency: number;
+  /** One value, or several to sweep: the fastest is the reference for the ratios. */
+  crawleeConcurrency: number[];
+  bareConcurrency: number;
+  timeoutMs: number;
+  verbose: boolean;
+}
+
+const KINDS: readonly RunnerKind[] = ['ackcrawl', 'crawlee', 'bare'];
+
+/**
+ * Crawlee's maxConcurrency, measured on the 2-core development machine (20,000 pages, one run
+ * each): 10 → 194 pages/s, 20 → 209, 50 → 202, 100 → 201, 200 → 253. Crawlee is CPU-bound here
+ * (4–5 ms of CPU per page), so the setting matters little and runs vary by ±20 % with other load;
+ * 200 was fastest. Re-check elsewhere with `--only crawlee --crawlee-concurrency 20,50,100,200`.
+ */
+const DEFAULT_CRAWLEE_CONCURRENCY = '200';
+
+export function parseBenchOptions(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      pages: { type: 'string', default: '20000' },
+      seed: { type: 'string', default: '1' },
+      only: { type: 'string', default: KINDS.join(',') },
+      cluster: { type: 'boolean', default: false },
+      'ack-processes': { type: 'string', default: '2' },
+      'ack-concurrency': { type: 'string', default: '64' },
+      'crawlee-concurrency': { type: 'string', default: DEFAULT_CRAWLEE_CONCURRENCY },
+      'bare-concurrency': { type: 'string', default: '64' },
+      'timeout-s': { type: 'string', default: '900' },
+      verbose: { type: 'boolean', default: false },
+    },
+  });
+  const problems: string[] = [];
+  const int = (name: keyof typeof values, text: string): number => {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 1) problems.push(`--${name} must be a positive integer, got "${text}"`);
+    return n;
+  };
+  const only = values.only.split(',').map((s) => s.trim()) as RunnerKind[];
+  for (const kind of only) {
+    if (!KINDS.includes(kind)) problems.push(`--only: unknown runner "${kind}" (known: ${KINDS.join(', ')})`);
+  }
+  const options: BenchOptions = {
+    pages: int('pages', values.pages),
+    seed: int('seed', values.seed),
+    only,
+    cluster: values.cluster,
+    ackProcesses: int('ack-processes', values['ack-processes']),
+    ackConcurrency: int('ack-concurrency', values['ack-concurrency']),
+    crawleeConcurrency: values['crawlee-concurrency'].split(',').map((c) => int('crawlee-concurrency', c)),
+    bareConcurrency: int('bare-concurrency', values['bare-concurrency']),
+    timeoutMs: int('timeout-s', values['timeout-s']) * 1000,
+    verbose: values.verbose,
+  };
+  if (problems.length > 0) throw new Error(`invalid options:\n  ${problems.join('\n  ')}`);
+  return options;
+}

@@ -1,0 +1,79 @@
+import { clockTicksPerSecond, pageSizeBytes, readAllProcStats, type ProcStat } from './proc-stat.js';
+
+export interface TreeUsage {
+  /** Sum over every process ever seen in the tree of its largest sampled utime+stime. */
+  sampledCpuSeconds: number;
+  /** Largest sum of RSS over the tree's live processes at one sample. */
+  peakRssBytes: number;
+  /** Most processes alive in the tree at one sample. */
+  peakProcesses: number;
+  samples: number;
+}
+
+export interface TreeMonitor {
+  /**
+   * Takes a last sample and stops. Processes that exited since the last sample (the root included,
+   * once reaped) keep their last sampled figures; see {@link TreeUsage.sampledCpuSeconds}.
+   */
+  stop(): TreeUsage;
+}
+
+/**
+ * Samples a process tree from /proc every `intervalMs`. A process that exits between samples loses
+ * at most one interval of CPU here; the caller adds the exact figure for reaped children (cutime)
+ * and keeps the larger. Processes stay members once seen, so reparented orphans are still counted.
+ */
+export function startTreeMonitor(rootPid: number, intervalMs = 200): TreeMonitor {
+  const members = new Set<string>(); // `${pid}:${startTicks}`
+  const maxTicks = new Map<string, number>();
+  let peakRssPages = 0;
+  let peakProcesses = 0;
+  let samples = 0;
+
+  const sample = (): void => {
+    const all = readAllProcStats();
+    const children = new Map<number, ProcStat[]>();
+    for (const p of all) {
+      const siblings = children.get(p.ppid);
+      if (siblings) siblings.push(p);
+      else children.set(p.ppid, [p]);
+    }
+    const live = new Map<number, ProcStat>();
+    const stack = all.filter((p) => p.pid === rootPid || members.has(key(p)));
+    for (let p = stack.pop(); p; p = stack.pop()) {
+      if (live.has(p.pid)) continue;
+      live.set(p.pid, p);
+      members.add(key(p));
+      stack.push(...(children.get(p.pid) ?? []));
+    }
+    let rss = 0;
+    for (const p of live.values()) {
+      rss += p.rssPages;
+      maxTicks.set(key(p), Math.max(maxTicks.get(key(p)) ?? 0, p.cpuTicks));
+    }
+    peakRssPages = Math.max(peakRssPages, rss);
+    peakProcesses = Math.max(peakProcesses, live.size);
+    samples++;
+  };
+
+  sample();
+  const timer = setInterval(sample, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      let ticks = 0;
+      for (const t of maxTicks.values()) ticks += t;
+      return {
+        sampledCpuSeconds: ticks / clockTicksPerSecond,
+        peakRssBytes: peakRssPages * pageSizeBytes,
+        peakProcesses,
+        samples,
+      };
+    },
+  };
+}
+
+function key(p: ProcStat): string {
+  return `${p.pid}:${p.startTicks}`;
+}
