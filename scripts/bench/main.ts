@@ -5,7 +5,7 @@
  * against references measured in the same run, on the same machine.
  *
  *   npm run bench -- [--pages 20000] [--only ackcrawl,crawlee,bare] [--ack-processes 2]
- *     [--ack-concurrency 64] [--crawlee-concurrency 200 | 20,50,100,200] [--bare-concurrency 64]
+ *     [--ack-concurrency 32] [--crawlee-concurrency 200 | 20,50,100,200] [--bare-concurrency 64]
  *     [--cluster] [--timeout-s 900] [--verbose]
  *
  * Prints a table, then one JSON line with every figure, also written to .bench/last.json. Exits 1

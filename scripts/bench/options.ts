@@ -34,7 +34,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       only: { type: 'string', default: KINDS.join(',') },
       cluster: { type: 'boolean', default: false },
       'ack-processes': { type: 'string', default: '2' },
-      'ack-concurrency': { type: 'string', default: '64' },
+      'ack-concurrency': { type: 'string', default: '32' },
       'crawlee-concurrency': { type: 'string', default: DEFAULT_CRAWLEE_CONCURRENCY },
       'bare-concurrency': { type: 'string', default: '64' },
       'timeout-s': { type: 'string', default: '900' },
