@@ -26,11 +26,8 @@ export function buildClusterSummary(summary: Record<string, number>, output: str
   };
 }
 
-export function buildSummary(summary: Record<string, number>, outDir: string): CrawlSummaryOutput {
-  const files = readdirSync(outDir)
-    .filter((name) => /^pages-\d+\.jsonl(\.gz)?$/.test(name))
-    .sort()
-    .map((name) => join(outDir, name));
+/** The summary of a crawl whose records went to `out` (a folder, or e.g. `kafka:topic`). */
+function toOutput(summary: Record<string, number>, out: string, files: string[]): CrawlSummaryOutput {
   return {
     pages: summary.pages ?? 0,
     ok: summary.ok ?? 0,
@@ -38,9 +35,21 @@ export function buildSummary(summary: Record<string, number>, outDir: string): C
     settledThisRun: summary.settledThisRun ?? 0,
     durationMs: summary.durationMs ?? 0,
     pagesPerSecond: summary.pagesPerSecond ?? 0,
-    out: outDir,
+    out,
     files,
   };
+}
+
+export function buildSummary(summary: Record<string, number>, outDir: string): CrawlSummaryOutput {
+  const files = readdirSync(outDir)
+    .filter((name) => /^pages-\d+\.jsonl(\.gz)?$/.test(name))
+    .sort()
+    .map((name) => join(outDir, name));
+  return toOutput(summary, outDir, files);
+}
+
+export function buildClusterSummary(summary: Record<string, number>, output: string): CrawlSummaryOutput {
+  return toOutput(summary, output, []);
 }
 
 export function formatSummary(s: CrawlSummaryOutput): string {

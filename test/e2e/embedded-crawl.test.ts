@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pageRecordSchema } from '../../shared/protocol/page-record.js';
 import { runCli } from '../helpers/cli.js';
+import { freePort } from '../helpers/ports.js';
 import { countByUrl, readRecords } from '../helpers/records.js';
 import {
   EXPECTED_FAILED,
@@ -154,7 +154,7 @@ describe('ackcrawl crawl, refusals and failures', () => {
   });
 
   test('an unreachable seed is a failed record in a completed crawl', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const out = tmp();
     const r = await runCli([
       'crawl',
@@ -193,11 +193,3 @@ describe('ackcrawl crawl, refusals and failures', () => {
     }
   });
 });
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
