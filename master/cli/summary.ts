@@ -13,19 +13,6 @@ export interface CrawlSummaryOutput {
   files: string[];
 }
 
-export function buildClusterSummary(summary: Record<string, number>, output: string): CrawlSummaryOutput {
-  return {
-    pages: summary.pages ?? 0,
-    ok: summary.ok ?? 0,
-    failed: summary.failed ?? 0,
-    settledThisRun: summary.settledThisRun ?? 0,
-    durationMs: summary.durationMs ?? 0,
-    pagesPerSecond: summary.pagesPerSecond ?? 0,
-    out: output,
-    files: [],
-  };
-}
-
 /** The summary of a crawl whose records went to `out` (a folder, or e.g. `kafka:topic`). */
 function toOutput(summary: Record<string, number>, out: string, files: string[]): CrawlSummaryOutput {
   return {
