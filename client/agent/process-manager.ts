@@ -119,7 +119,12 @@ export const CRAWLER_NODE_FLAGS = ['--max-semi-space-size=8'];
 export function nodeSpawner(script: string, env: NodeJS.ProcessEnv, idPrefix: string): Spawner {
   return (slot) =>
     spawn(process.execPath, [...CRAWLER_NODE_FLAGS, script], {
-      env: { ...env, ACKCRAWL_CRAWLER_ID: `${idPrefix}-${slot}-${Date.now().toString(36)}` },
+      // The agent's own config file is not the crawler's: crawlers take the environment only.
+      env: {
+        ...env,
+        ACKCRAWL_CONFIG: undefined,
+        ACKCRAWL_CRAWLER_ID: `${idPrefix}-${slot}-${Date.now().toString(36)}`,
+      },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
 }

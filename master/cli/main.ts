@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AppError } from '../../shared/errors.js';
 import { runEmbeddedCrawl } from '../embedded/run-embedded-crawl.js';
@@ -36,7 +37,10 @@ async function crawl(seeds: string[], raw: RawCrawlOptions & { cluster?: boolean
   process.stdout.write(plan.json ? `${JSON.stringify(output)}\n` : `${formatSummary(output)}\n`);
 }
 
-async function runRole(role: RoleName): Promise<void> {
+async function runRole(role: RoleName, options: { config?: string; processes?: string }): Promise<void> {
+  // Settings travel as the role reads them: the environment, and a config file it validates.
+  if (options.config) process.env.ACKCRAWL_CONFIG = resolve(options.config);
+  if (options.processes) process.env.ACKCRAWL_PROCESSES = options.processes;
   const module = (await import(pathToFileURL(roleScripts[role]).href)) as { main: () => Promise<void> };
   await module.main();
 }
@@ -77,12 +81,17 @@ program
   .action((seeds: string[], options: RawCrawlOptions) => crawl(seeds, options).catch(fail));
 
 for (const role of ['scheduler', 'agent', 'crawler'] as const) {
-  program
+  const command = program
     .command(role)
     .description(
-      `run the ${role} role (configured by ACKCRAWL_* environment variables; see docs/configuration.md)`,
+      `run the ${role} role (ACKCRAWL_* environment variables and/or --config; see docs/configuration.md)`,
     )
-    .action(() => runRole(role).catch(fail));
+    .option(
+      '--config <file>',
+      'a JSON file of settings (keys as in docs/configuration.md); the environment wins',
+    );
+  if (role === 'agent') command.option('--processes <n>', 'crawler processes to keep running');
+  command.action((options: { config?: string; processes?: string }) => runRole(role, options).catch(fail));
 }
 
 program.parseAsync(process.argv).catch(fail);

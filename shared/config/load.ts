@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 
@@ -6,18 +7,44 @@ export function envName(key: string, prefix = 'ACKCRAWL_'): string {
   return prefix + key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 }
 
+/** The environment variable naming a role's JSON config file (`ackcrawl <role> --config FILE`). */
+export const CONFIG_FILE_ENV = 'ACKCRAWL_CONFIG';
+
+/** A role's config file: a JSON object of the schema's keys. Unknown keys are typos, reported. */
+function readConfigFile(path: string, known: readonly string[], problems: string[]): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    problems.push(`config file ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    return {};
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    problems.push(`config file ${path}: must be a JSON object of settings`);
+    return {};
+  }
+  for (const key of Object.keys(parsed)) {
+    if (!known.includes(key)) problems.push(`config file ${path}: unknown setting '${key}'`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
 /**
- * Reads every key of `schema` from `env` (ACKCRAWL_<KEY>), overlays `overrides` (from a config
- * file or the command line), validates once and returns a frozen object. Every problem is
- * reported at once in one ConfigError. Only composition roots call this.
+ * Reads every key of `schema` from, in rising precedence: the JSON file named by ACKCRAWL_CONFIG
+ * (if set), `env` (ACKCRAWL_<KEY>), and `overrides` (the command line). Validates once and returns
+ * a frozen object. Every problem is reported at once in one ConfigError. Only composition roots
+ * call this.
  */
 export function loadConfig<S extends z.ZodObject>(
   schema: S,
   env: Record<string, string | undefined>,
   overrides: Record<string, unknown> = {},
 ): Readonly<z.infer<S>> {
-  const raw: Record<string, unknown> = {};
-  for (const key of Object.keys(schema.shape)) {
+  const problems: string[] = [];
+  const known = Object.keys(schema.shape);
+  const file = env[CONFIG_FILE_ENV];
+  const raw: Record<string, unknown> = file ? readConfigFile(file, known, problems) : {};
+  for (const key of known) {
     const value = env[envName(key)];
     if (value !== undefined && value !== '') raw[key] = value;
   }
@@ -26,13 +53,12 @@ export function loadConfig<S extends z.ZodObject>(
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => {
-        const key = issue.path.join('.');
-        return key ? `${key} (${envName(String(issue.path[0]))}): ${issue.message}` : issue.message;
-      }),
-    );
+    for (const issue of parsed.error.issues) {
+      const key = issue.path.join('.');
+      problems.push(key ? `${key} (${envName(String(issue.path[0]))}): ${issue.message}` : issue.message);
+    }
   }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   return Object.freeze(parsed.data);
 }
 
