@@ -1,0 +1,137 @@
+import type { Logger } from '../../../logger.js';
+import type { Settlement, SettleResult } from '../../../ports/frontier.js';
+import type { NewTask } from '../../../protocol/task.js';
+import { ackOn, type Link } from './broker-link.js';
+import type { Ledger } from './ledger.js';
+import type { Held, LeaseBook } from './lease-book.js';
+import type { OutgoingMessages } from './outgoing-messages.js';
+import type { Outgoing, Publisher } from './publisher.js';
+
+/** The live leases a settlement names, taken out of the lease book; stale ones are left out. */
+export interface ClaimedSettlement {
+  acks: { held: Held; discovered: readonly NewTask[] }[];
+  retries: { held: Held; delayMs: number; error: string }[];
+  failures: { held: Held; error: string }[];
+  all: Held[];
+}
+
+/** Claimed at once, so neither expiry nor release can hand them back while the settle publishes. */
+export function claimSettlement(book: LeaseBook, batch: Settlement): ClaimedSettlement {
+  const claimed: ClaimedSettlement = { acks: [], retries: [], failures: [], all: [] };
+  for (const { lease, discovered } of batch.acks) {
+    const held = book.claim(lease);
+    if (held) claimed.acks.push({ held, discovered: discovered ?? [] });
+  }
+  for (const { lease, delayMs, error } of batch.retries) {
+    const held = book.claim(lease);
+    if (held) claimed.retries.push({ held, delayMs, error });
+  }
+  for (const { lease, error } of batch.failures) {
+    const held = book.claim(lease);
+    if (held) claimed.failures.push({ held, error });
+  }
+  claimed.all = [...claimed.acks, ...claimed.retries, ...claimed.failures].map((x) => x.held);
+  return claimed;
+}
+
+export interface FrontierWriterDeps {
+  ledger: Ledger;
+  book: LeaseBook;
+  publisher: Publisher;
+  outgoing: OutgoingMessages;
+  clock: () => number;
+  logger: Logger;
+  /** This process changed what the queues hold. */
+  onQueuesChanged: () => void;
+}
+
+/**
+ * The write path, in the order that never loses a URL: publish (every message confirmed), then
+ * record in the ledger, then ack. A crash or a lost link between two steps leaves a duplicate
+ * message at worst; the ledger lets the intake drop it on delivery when its outcome is known.
+ */
+export class FrontierWriter {
+  constructor(private readonly deps: FrontierWriterDeps) {}
+
+  async push(link: Link, tasks: readonly NewTask[], maxTotal: number | undefined): Promise<NewTask[]> {
+    const fresh = this.deps.ledger.unseen(tasks, this.room(maxTotal));
+    await this.publishWithNew(link, fresh, [], 'push');
+    this.deps.ledger.record({ accepted: fresh });
+    return fresh;
+  }
+
+  async settle(link: Link, claimed: ClaimedSettlement, batch: Settlement): Promise<SettleResult> {
+    const { ledger, outgoing } = this.deps;
+    const { acks, retries, failures } = claimed;
+    const now = this.deps.clock();
+    // A stale ack pushes nothing: the lease that replaced it reports its own links.
+    const fresh = ledger.unseen(
+      acks.flatMap((a) => a.discovered),
+      this.room(batch.maxTotal),
+    );
+    await this.publishWithNew(
+      link,
+      fresh,
+      [
+        ...retries.map((r) => outgoing.retry(r.held.task, r.delayMs, r.error, now)),
+        ...failures.map((f) => outgoing.dead(f.held.task, f.error, now)),
+      ],
+      'settle',
+    );
+    ledger.record({
+      accepted: fresh,
+      done: acks.map((a) => a.held.task.url),
+      failed: failures.map((f) => f.held.task.url),
+      retried: retries.map((r) => ({ url: r.held.task.url, attempt: r.held.task.attempt + 1 })),
+      ...(batch.checkpoint === undefined ? {} : { checkpoint: batch.checkpoint }),
+    });
+    // Acks go last. If the link died since the confirms they are not sent: the broker puts the
+    // messages back, and the intake drops them because the ledger now has their outcome.
+    for (const held of claimed.all) {
+      ackOn(held.link, held.message);
+      this.deps.book.finish(held);
+    }
+    return { applied: claimed.all.length, accepted: fresh.length };
+  }
+
+  /**
+   * Publishes the new tasks and `more`. If the batch fails half way, the new tasks the broker did
+   * confirm are in its queue and will be crawled, so they go into the ledger now; otherwise the
+   * retried call would publish them again.
+   */
+  private async publishWithNew(
+    link: Link,
+    fresh: readonly NewTask[],
+    more: readonly Outgoing[],
+    op: string,
+  ): Promise<void> {
+    const confirmed: NewTask[] = [];
+    const out = [...fresh.map((task) => this.deps.outgoing.fresh(task)), ...more];
+    try {
+      await this.deps.publisher.publish(link, out, op, (i) => {
+        if (i < fresh.length) confirmed.push(fresh[i] as NewTask);
+      });
+    } catch (err) {
+      if (confirmed.length > 0) this.keep(confirmed);
+      throw err;
+    } finally {
+      if (out.length > 0) this.deps.onQueuesChanged();
+    }
+  }
+
+  private keep(confirmed: readonly NewTask[]): void {
+    try {
+      this.deps.ledger.record({ accepted: confirmed });
+    } catch (err) {
+      this.deps.logger.warn(
+        { err, tasks: confirmed.length },
+        'could not record confirmed tasks; they may be sent twice',
+      );
+    }
+  }
+
+  private room(maxTotal: number | undefined): number {
+    const total = this.deps.ledger.counts.total;
+    return maxTotal === undefined ? Infinity : Math.max(0, maxTotal - total);
+  }
+}

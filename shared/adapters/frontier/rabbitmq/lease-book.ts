@@ -1,0 +1,230 @@
+import type { ConsumeMessage } from 'amqplib';
+import type { Lease } from '../../../protocol/task.js';
+import type { Link } from './broker-link.js';
+import type { TaskMessage } from './task-message.js';
+
+type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'>;
+
+/** A message the broker delivered to this process and that is not acked yet. */
+export interface Delivery {
+  link: Link;
+  message: ConsumeMessage;
+  task: TaskMessage;
+  taskId: string;
+  /** Broker priority, 0..9. */
+  priority: number;
+  /** Arrival order, for "oldest first" within a priority. */
+  seq: number;
+  /** Date.now() at arrival: the broker's consumer timeout runs on real time, whatever the clock. */
+  receivedAtMs: number;
+}
+
+export interface Held extends Delivery {
+  leaseId: string;
+  /** On the frontier's clock. */
+  expiresAt: number;
+}
+
+const LEVELS = 10;
+
+/**
+ * The deliveries this process holds, in three places: buffered (delivered, not leased), leased
+ * (handed to the scheduler, expiring on the frontier's clock) and settling (claimed by a settle
+ * that is publishing). Every entry names its link, so entries of a dead link are dropped together
+ * and never acked. Memory is bounded by the channel's prefetch.
+ */
+export class LeaseBook {
+  /** Buffered deliveries, one FIFO per broker priority. */
+  private readonly levels: Delivery[][] = Array.from({ length: LEVELS }, () => []);
+  private bufferedCount = 0;
+  private readonly leases = new Map<string, Held>();
+  private readonly settling = new Set<Held>();
+  /** URL → highest attempt held, over all three places: spots a second copy of a message. */
+  private readonly urls = new Map<string, { attempt: number; copies: number }>();
+  private seq = 0;
+
+  /** `token` is random per open, so lease ids never repeat across restarts. */
+  constructor(private readonly token: string) {}
+
+  get buffered(): number {
+    return this.bufferedCount;
+  }
+
+  /** Leased or being settled: out of the scheduler's reach but not finished. */
+  get leased(): number {
+    return this.leases.size + this.settling.size;
+  }
+
+  /** Unacked deliveries held here, against the prefetch window. */
+  get held(): number {
+    return this.bufferedCount + this.leased;
+  }
+
+  /** True when a copy of this task, at this attempt or a later one, is already held here. */
+  holds(url: string, attempt: number): boolean {
+    const entry = this.urls.get(url);
+    return entry !== undefined && entry.attempt >= attempt;
+  }
+
+  add(delivery: Omit<Delivery, 'seq'>): void {
+    const level = this.levels[delivery.priority] ?? this.levels[0];
+    level?.push({ ...delivery, seq: (this.seq += 1) });
+    this.bufferedCount += 1;
+    const entry = this.urls.get(delivery.task.url);
+    if (entry === undefined) this.urls.set(delivery.task.url, { attempt: delivery.task.attempt, copies: 1 });
+    else {
+      entry.attempt = Math.max(entry.attempt, delivery.task.attempt);
+      entry.copies += 1;
+    }
+  }
+
+  /** Up to `max` buffered deliveries of `link`, highest priority first, then oldest; leased until `expiresAt`. */
+  take(max: number, excludeHosts: ReadonlySet<string>, link: Link, expiresAt: number): Held[] {
+    const taken: Held[] = [];
+    for (let p = LEVELS - 1; p >= 0 && taken.length < max; p--) {
+      const level = this.levels[p];
+      if (level === undefined || level.length === 0) continue;
+      const kept: Delivery[] = [];
+      for (const delivery of level) {
+        if (taken.length < max && delivery.link === link && !excludeHosts.has(delivery.task.host)) {
+          const leaseId = `${this.token}.${link.generation}.${delivery.message.fields.deliveryTag}`;
+          const held: Held = { ...delivery, leaseId, expiresAt };
+          this.leases.set(leaseId, held);
+          taken.push(held);
+        } else {
+          kept.push(delivery);
+        }
+      }
+      this.levels[p] = kept;
+    }
+    this.bufferedCount -= taken.length;
+    return taken;
+  }
+
+  /** Takes a live lease out for settling; undefined when stale (unknown, expired and reclaimed, settled). */
+  claim(ref: LeaseRef): Held | undefined {
+    const held = this.lookup(ref);
+    if (held === undefined) return undefined;
+    this.leases.delete(held.leaseId);
+    this.settling.add(held);
+    return held;
+  }
+
+  /** A settle failed: the lease is live again if its link still is. */
+  unclaim(held: Held): void {
+    if (!this.settling.delete(held)) return;
+    if (held.link.alive) this.leases.set(held.leaseId, held);
+    else this.forget(held);
+  }
+
+  /** A settle finished with this lease (acked, or its link died). */
+  finish(held: Held): void {
+    if (this.settling.delete(held)) this.forget(held);
+  }
+
+  /** Takes a live lease out to be handed back. */
+  release(ref: LeaseRef): Held | undefined {
+    const held = this.lookup(ref);
+    if (held !== undefined) {
+      this.leases.delete(held.leaseId);
+      this.forget(held);
+    }
+    return held;
+  }
+
+  /** Extends a live lease to `until`, never shortening it. False when stale. */
+  renew(ref: LeaseRef, until: number): boolean {
+    const held = this.lookup(ref);
+    if (held === undefined) return false;
+    held.expiresAt = Math.max(held.expiresAt, until);
+    return true;
+  }
+
+  /**
+   * Takes out leases expired on the frontier's clock, and any delivery (leased or buffered) held
+   * since before `receivedBeforeMs`, so it goes back before the broker's consumer timeout.
+   */
+  takeOverdue(now: number, receivedBeforeMs: number): { expired: Held[]; tooOld: Delivery[] } {
+    const expired: Held[] = [];
+    const tooOld: Delivery[] = [];
+    for (const held of this.leases.values()) {
+      if (held.expiresAt <= now) expired.push(held);
+      else if (held.receivedAtMs < receivedBeforeMs) tooOld.push(held);
+    }
+    for (const held of [...expired, ...tooOld] as Held[]) this.leases.delete(held.leaseId);
+    for (let p = 0; p < LEVELS; p++) {
+      const level = this.levels[p];
+      if (level === undefined || !level.some((d) => d.receivedAtMs < receivedBeforeMs)) continue;
+      this.levels[p] = level.filter((d) => {
+        if (d.receivedAtMs >= receivedBeforeMs) return true;
+        tooOld.push(d);
+        this.bufferedCount -= 1;
+        return false;
+      });
+    }
+    for (const d of [...expired, ...tooOld]) this.forget(d);
+    return { expired, tooOld };
+  }
+
+  /** Forgets everything of a dead link: the broker has already put those messages back. */
+  dropLink(link: Link): number {
+    const dropped: Delivery[] = [];
+    for (let p = 0; p < LEVELS; p++) {
+      const level = this.levels[p] ?? [];
+      const kept = level.filter((d) => d.link !== link || (dropped.push(d), false));
+      this.bufferedCount -= level.length - kept.length;
+      this.levels[p] = kept;
+    }
+    for (const [leaseId, held] of this.leases) {
+      if (held.link !== link) continue;
+      this.leases.delete(leaseId);
+      dropped.push(held);
+    }
+    for (const held of this.settling) {
+      if (held.link !== link) continue;
+      this.settling.delete(held);
+      dropped.push(held);
+    }
+    for (const d of dropped) this.forget(d);
+    return dropped.length;
+  }
+
+  /** Empties the buffer and the leases (at close), returning what was held. */
+  drain(): Delivery[] {
+    const all: Delivery[] = [...this.levels.flat(), ...this.leases.values()];
+    for (let p = 0; p < LEVELS; p++) this.levels[p] = [];
+    this.bufferedCount = 0;
+    this.leases.clear();
+    for (const d of all) this.forget(d);
+    return all;
+  }
+
+  /** A delivery left the book for good. */
+  private forget(delivery: Delivery): void {
+    const entry = this.urls.get(delivery.task.url);
+    if (entry === undefined) return;
+    entry.copies -= 1;
+    if (entry.copies <= 0) this.urls.delete(delivery.task.url);
+  }
+
+  private lookup(ref: LeaseRef): Held | undefined {
+    if (typeof ref?.leaseId !== 'string') return undefined;
+    const held = this.leases.get(ref.leaseId);
+    return held !== undefined && held.taskId === ref.taskId && held.link.alive ? held : undefined;
+  }
+}
+
+export function toLease(held: Held): Lease {
+  const { task } = held;
+  return {
+    url: task.url,
+    host: task.host,
+    depth: task.depth,
+    priority: task.priority,
+    parentUrl: task.parentUrl,
+    taskId: held.taskId,
+    leaseId: held.leaseId,
+    attempt: task.attempt,
+    lastError: task.lastError,
+  };
+}

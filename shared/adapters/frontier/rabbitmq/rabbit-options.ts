@@ -1,0 +1,90 @@
+import { InvalidInputError } from '../../../errors.js';
+import type { Logger } from '../../../logger.js';
+import type { NewTask } from '../../../protocol/task.js';
+import { assertLeaseMs } from '../task-input.js';
+import type { Connect } from './broker-link.js';
+import { clampPriority, defaultBrokerPriority } from './task-message.js';
+import { checkBuckets, DEFAULT_RETRY_DELAY_BUCKETS_MS } from './topology.js';
+
+/**
+ * RabbitMQ's consumer ack timeout is 30 min by default: a delivery unacked for longer closes the
+ * channel (and makes every lease on it stale). Leases stay well inside it, and any delivery held
+ * this long, leased or buffered, is handed back first.
+ */
+export const MAX_LEASE_MS = 25 * 60_000;
+export const MAX_HOLD_MS = 25 * 60_000;
+
+export interface RabbitFrontierOptions {
+  /** amqp://user:pass@host:port/vhost */
+  url: string;
+  /** Queue names start with it; one frontier process (and one ledger) per prefix. 'ackcrawl' unless given. */
+  queuePrefix?: string;
+  /** The ledger file (seen-set, counters, checkpoint); created when missing. */
+  ledgerPath: string;
+  /** Unacked deliveries this process may hold (buffered + leased + being settled). */
+  prefetch: number;
+  /** Default lease duration; 60 s unless given, at most MAX_LEASE_MS. */
+  leaseMs?: number;
+  /** Lease expiry and retry due times read it; Date.now unless given (tests inject a fake). */
+  clock?: () => number;
+  logger: Logger;
+  /** The priority rule: a task's broker priority, 0..9 (rounded and clamped). Its own priority unless given. */
+  priority?: (task: NewTask) => number;
+  /** See DEFAULT_RETRY_DELAY_BUCKETS_MS. */
+  retryDelayBucketsMs?: readonly number[];
+  /** Opens the AMQP connection; amqplib's connect unless given (tests inject one to cut it). */
+  connect?: Connect;
+  /** A publish batch not confirmed by then drops the link; 30 s unless given. */
+  confirmTimeoutMs?: number;
+  /** How long stats() may reuse queue counts this process did not change; 200 ms unless given. */
+  statsCacheMs?: number;
+}
+
+export interface ResolvedOptions {
+  prefix: string;
+  prefetch: number;
+  leaseMs: number;
+  buckets: number[];
+  clock: () => number;
+  priorityOf: (task: NewTask) => number;
+}
+
+/** Checks every option that can be wrong before anything is opened. */
+export function resolveOptions(options: RabbitFrontierOptions): ResolvedOptions {
+  const leaseMs = options.leaseMs ?? 60_000;
+  checkLeaseMs(leaseMs);
+  const { prefetch } = options;
+  if (!Number.isInteger(prefetch) || prefetch < 1 || prefetch > 65_535) {
+    throw new InvalidInputError(
+      'FRONTIER_BAD_PREFETCH',
+      `prefetch must be a whole number in 1..65535, got ${prefetch}`,
+    );
+  }
+  const prefix = options.queuePrefix ?? 'ackcrawl';
+  if (!/^[A-Za-z0-9_.:-]{1,200}$/.test(prefix)) {
+    throw new InvalidInputError(
+      'FRONTIER_BAD_PREFIX',
+      `queuePrefix must be 1-200 of [A-Za-z0-9_.:-], got ${prefix}`,
+    );
+  }
+  const rule = options.priority ?? defaultBrokerPriority;
+  return {
+    prefix,
+    prefetch,
+    leaseMs,
+    buckets: checkBuckets(options.retryDelayBucketsMs ?? DEFAULT_RETRY_DELAY_BUCKETS_MS),
+    clock: options.clock ?? Date.now,
+    priorityOf: (task) => clampPriority(rule(task)),
+  };
+}
+
+/** A positive lease duration within MAX_LEASE_MS. */
+export function checkLeaseMs(leaseMs: number): void {
+  assertLeaseMs(leaseMs);
+  if (leaseMs > MAX_LEASE_MS) {
+    throw new InvalidInputError(
+      'FRONTIER_BAD_LEASE_MS',
+      `leaseMs must be at most ${MAX_LEASE_MS} (RabbitMQ closes a channel that holds a delivery 30 min), got ${leaseMs}`,
+    );
+  }
+}

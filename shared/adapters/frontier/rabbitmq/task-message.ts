@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import type { NewTask } from '../../../protocol/task.js';
+
+/**
+ * A task as it travels through the queues: a JSON body, one task per message. `attempt` grows with
+ * each retry; `notBefore` (ms since the epoch, on the frontier's clock) is set on a delayed retry,
+ * so a message that comes back from its delay queue too early is sent round again.
+ */
+export interface TaskMessage {
+  v: 1;
+  url: string;
+  host: string;
+  depth: number;
+  priority: number;
+  parentUrl: string | null;
+  attempt: number;
+  lastError: string | null;
+  notBefore?: number;
+}
+
+export function newTaskMessage(task: NewTask): TaskMessage {
+  return {
+    v: 1,
+    url: task.url,
+    host: task.host,
+    depth: task.depth,
+    priority: task.priority,
+    parentUrl: task.parentUrl ?? null,
+    attempt: 1,
+    lastError: null,
+  };
+}
+
+export function encodeTaskMessage(message: TaskMessage): Buffer {
+  return Buffer.from(JSON.stringify(message));
+}
+
+/** The message, or null when the body is not one (it goes to the dead queue as it is). */
+export function decodeTaskMessage(content: Buffer): TaskMessage | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(content.toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const m = value as Record<string, unknown>;
+  const ok =
+    m.v === 1 &&
+    typeof m.url === 'string' &&
+    m.url !== '' &&
+    typeof m.host === 'string' &&
+    Number.isFinite(m.depth) &&
+    Number.isFinite(m.priority) &&
+    (m.parentUrl === null || typeof m.parentUrl === 'string') &&
+    Number.isInteger(m.attempt) &&
+    (m.attempt as number) >= 1 &&
+    (m.lastError === null || typeof m.lastError === 'string') &&
+    (m.notBefore === undefined || Number.isFinite(m.notBefore));
+  return ok ? (value as TaskMessage) : null;
+}
+
+/**
+ * A task's id: a digest of its URL, so it is short enough for the wire (URLs may not be), the same
+ * for every delivery of the URL, and the same across processes.
+ */
+export function taskIdFor(url: string): string {
+  return createHash('sha256').update(url).digest('base64url').slice(0, 22);
+}
+
+/** The default priority rule: the task's priority, rounded and clamped to the broker's 0..9. */
+export function defaultBrokerPriority(task: Pick<NewTask, 'priority'>): number {
+  return clampPriority(task.priority);
+}
+
+export function clampPriority(value: number): number {
+  if (!Number.isFinite(value)) return 0;
+  return Math.min(9, Math.max(0, Math.round(value)));
+}
