@@ -10,6 +10,14 @@ export interface FrontierFixture {
   /** Open the same store again as a new process would after a crash (no close before). */
   reopen?: () => Promise<Frontier>;
   cleanup: () => Promise<void>;
+  /**
+   * For adapters whose retry delays run on real time (a broker's TTLs) while leases run on the
+   * fake clock: called after each advance of the clock with the same amount, it waits (in real
+   * time, with the fixture's short delay bucket) until retries due by the new clock time are back.
+   */
+  elapse?: (ms: number) => Promise<void>;
+  /** A crashed process's leases come back at once (a broker sees its connection drop), not at expiry. */
+  crashReleasesLeases?: boolean;
 }
 
 export type MakeFrontier = (ctx: { clock: FakeClock }) => Promise<FrontierFixture>;
@@ -17,6 +25,8 @@ export type MakeFrontier = (ctx: { clock: FakeClock }) => Promise<FrontierFixtur
 export interface CaseContext extends FrontierFixture {
   clock: FakeClock;
   t: TestContext;
+  /** Moves the fake clock on by `ms`, then lets real-time retry delays catch up (see `elapse`). */
+  advance: (ms: number) => Promise<void>;
 }
 
 /** Declares one contract case: a fresh frontier and clock per case, cleaned up whatever happens. */
@@ -27,8 +37,12 @@ export function caseDefiner(make: MakeFrontier, clockFactory: () => FakeClock): 
     it(title, async (t) => {
       const clock = clockFactory();
       const fixture = await make({ clock });
+      const advance = async (ms: number): Promise<void> => {
+        clock.advance(ms);
+        await fixture.elapse?.(ms);
+      };
       try {
-        await body({ ...fixture, clock, t });
+        await body({ ...fixture, clock, t, advance });
       } finally {
         await fixture.cleanup();
       }

@@ -5,12 +5,12 @@ import { ack, assertStatsAddUp, type DefineCase, ref, task, tasks, urls } from '
 /** settle(): acks, retries, failures, discovered tasks and the checkpoint, in one step. */
 export function frontierSettleCases(define: DefineCase): void {
   describe('settle', () => {
-    define('ack marks a task done; it is never leased again', async ({ frontier, clock }) => {
+    define('ack marks a task done; it is never leased again', async ({ frontier, advance }) => {
       await frontier.push([task('https://a.test/1')]);
       const [lease] = await frontier.lease(1, { leaseMs: 1_000 });
       assert.ok(lease);
       assert.equal(await ack(frontier, lease), 1);
-      clock.advance(3_600_000);
+      await advance(3_600_000);
       assert.deepEqual(await frontier.lease(10), []);
       const s = await frontier.stats();
       assert.equal(s.done, 1);
@@ -20,11 +20,11 @@ export function frontierSettleCases(define: DefineCase): void {
 
     define(
       'a stale ack (after expiry and re-lease) is ignored, never applied twice',
-      async ({ frontier, clock }) => {
+      async ({ frontier, advance }) => {
         await frontier.push([task('https://a.test/1')]);
         const [old] = await frontier.lease(1, { leaseMs: 1_000 });
         assert.ok(old);
-        clock.advance(1_500);
+        await advance(1_500);
         const [current] = await frontier.lease(1, { leaseMs: 1_000 });
         assert.ok(current);
         assert.equal(current.taskId, old.taskId);
@@ -48,21 +48,21 @@ export function frontierSettleCases(define: DefineCase): void {
       },
     );
 
-    define('a stale ack pushes none of its discovered tasks', async ({ frontier, clock }) => {
+    define('a stale ack pushes none of its discovered tasks', async ({ frontier, advance }) => {
       await frontier.push([task('https://a.test/1')]);
       const [old] = await frontier.lease(1, { leaseMs: 1_000 });
       assert.ok(old);
-      clock.advance(1_500);
+      await advance(1_500);
       assert.equal((await frontier.lease(1)).length, 1);
       assert.equal(await ack(frontier, old, [task('https://a.test/found')]), 0);
       assert.equal((await frontier.stats()).total, 1);
     });
 
-    define('stale retries and failures are ignored', async ({ frontier, clock }) => {
+    define('stale retries and failures are ignored', async ({ frontier, advance }) => {
       await frontier.push([task('https://a.test/1')]);
       const [old] = await frontier.lease(1, { leaseMs: 1_000 });
       assert.ok(old);
-      clock.advance(1_500);
+      await advance(1_500);
       const [current] = await frontier.lease(1, { leaseMs: 60_000 });
       assert.ok(current);
       const result = await frontier.settle({
@@ -108,7 +108,7 @@ export function frontierSettleCases(define: DefineCase): void {
 
     define(
       'retry with a delay keeps the task out of lease until the clock passes it',
-      async ({ frontier, clock }) => {
+      async ({ frontier, advance }) => {
         await frontier.push([task('https://a.test/1')]);
         const [first] = await frontier.lease(1);
         assert.ok(first);
@@ -121,9 +121,9 @@ export function frontierSettleCases(define: DefineCase): void {
         let s = await frontier.stats();
         assert.equal(s.delayed, 1);
         assert.equal(s.ready, 0);
-        clock.advance(299_000);
+        await advance(299_000);
         assert.deepEqual(await frontier.lease(1), []);
-        clock.advance(1_001);
+        await advance(1_001);
         s = await frontier.stats();
         assert.equal(s.delayed, 0);
         assert.equal(s.ready, 1);
@@ -133,7 +133,7 @@ export function frontierSettleCases(define: DefineCase): void {
       },
     );
 
-    define('a failure is final', async ({ frontier, clock }) => {
+    define('a failure is final', async ({ frontier, advance }) => {
       await frontier.push([task('https://a.test/1')]);
       const [lease] = await frontier.lease(1, { leaseMs: 1_000 });
       assert.ok(lease);
@@ -143,7 +143,7 @@ export function frontierSettleCases(define: DefineCase): void {
         failures: [{ lease: ref(lease), error: 'http 404' }],
       });
       assert.equal(result.applied, 1);
-      clock.advance(3_600_000);
+      await advance(3_600_000);
       assert.deepEqual(await frontier.lease(10), []);
       assert.deepEqual(await frontier.stats(), {
         ready: 0,

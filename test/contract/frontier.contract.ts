@@ -18,7 +18,9 @@ export type { FrontierFixture, MakeFrontier } from './frontier-contract-kit.js';
 /**
  * The Frontier port's contract, run over every adapter. It tests port semantics only (see
  * shared/ports/frontier.ts); crash-resume cases run when the adapter's fixture offers `reopen`.
- * Time is the fake clock: adapters must read lease expiry and retry delays from it.
+ * Time is the fake clock: adapters must read lease expiry and retry due times from it. An adapter
+ * whose delays also run on real time (RabbitMQ's TTLs) gives its fixture an `elapse` that waits for
+ * them after each `advance`, with a short delay bucket.
  */
 export function frontierContract(name: string, makeFrontier: MakeFrontier): void {
   const define = caseDefiner(makeFrontier, () => new FakeClock());
@@ -109,23 +111,23 @@ export function frontierContract(name: string, makeFrontier: MakeFrontier): void
         assert.deepEqual(urls(await frontier.lease(10)).sort(), ['https://a.test/1', 'https://c.test/1']);
       });
 
-      define('does not lease a leased task again while its lease lasts', async ({ frontier, clock }) => {
+      define('does not lease a leased task again while its lease lasts', async ({ frontier, advance }) => {
         await frontier.push([task('https://a.test/1')]);
         assert.equal((await frontier.lease(1, { leaseMs: 10_000 })).length, 1);
-        clock.advance(9_000);
+        await advance(9_000);
         assert.deepEqual(await frontier.lease(1), []);
       });
 
       define(
         'puts a task back when its lease expires, same attempt, new lease id',
-        async ({ frontier, clock }) => {
+        async ({ frontier, advance }) => {
           await frontier.push([task('https://a.test/1')]);
           const [first] = await frontier.lease(1, { leaseMs: 1_000 });
           assert.ok(first);
-          clock.advance(500);
+          await advance(500);
           assert.deepEqual(await frontier.lease(1), []);
           assert.equal((await frontier.stats()).leased, 1);
-          clock.advance(600);
+          await advance(600);
           const s = await frontier.stats();
           assert.equal(s.leased, 0);
           assert.equal(s.ready, 1);
@@ -137,26 +139,26 @@ export function frontierContract(name: string, makeFrontier: MakeFrontier): void
         },
       );
 
-      define('renew keeps a lease alive past its first expiry', async ({ frontier, clock }) => {
+      define('renew keeps a lease alive past its first expiry', async ({ frontier, advance }) => {
         await frontier.push([task('https://a.test/1')]);
         const [lease] = await frontier.lease(1, { leaseMs: 1_000 });
         assert.ok(lease);
-        clock.advance(800);
+        await advance(800);
         await frontier.renew([{ taskId: lease.taskId, leaseId: lease.leaseId }], 1_000);
-        clock.advance(800);
+        await advance(800);
         assert.deepEqual(await frontier.lease(1), []);
         assert.equal(await ack(frontier, lease), 1);
       });
 
-      define('renew of a stale lease does nothing', async ({ frontier, clock }) => {
+      define('renew of a stale lease does nothing', async ({ frontier, advance }) => {
         await frontier.push([task('https://a.test/1')]);
         const [old] = await frontier.lease(1, { leaseMs: 1_000 });
         assert.ok(old);
-        clock.advance(1_500);
+        await advance(1_500);
         const [current] = await frontier.lease(1, { leaseMs: 1_000 });
         assert.ok(current);
         await frontier.renew([{ taskId: old.taskId, leaseId: old.leaseId }], 60_000);
-        clock.advance(1_500);
+        await advance(1_500);
         const [third] = await frontier.lease(1, { leaseMs: 1_000 });
         assert.equal(third?.taskId, old.taskId);
       });
@@ -180,7 +182,7 @@ export function frontierContract(name: string, makeFrontier: MakeFrontier): void
         assert.equal((await frontier.stats()).leased, 2);
       });
 
-      define('stats add up and follow every state change', async ({ frontier, clock }) => {
+      define('stats add up and follow every state change', async ({ frontier, advance }) => {
         await frontier.push(tasks('https://a.test/', 6));
         assert.deepEqual(await frontier.stats(), {
           ready: 6,
@@ -206,7 +208,7 @@ export function frontierContract(name: string, makeFrontier: MakeFrontier): void
           total: 6,
         });
         await assertStatsAddUp(frontier);
-        clock.advance(5_001);
+        await advance(5_001);
         assert.deepEqual(await frontier.stats(), {
           ready: 3,
           delayed: 0,
