@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { field } from '../shared/config/load.js';
+import { kafkaSettingsSchema } from '../shared/config/kafka-settings.js';
+import { s3SettingsSchema } from '../shared/config/s3-settings.js';
 
 /** Scheduler settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_HOST_DELAY_MS). */
 export const schedulerConfigSchema = z.object({
@@ -7,10 +9,26 @@ export const schedulerConfigSchema = z.object({
   listenPort: field.int().max(65535).default(0),
   /** Shared secret crawlers present in their hello; required unless listening on loopback only. */
   token: z.string().min(16).optional(),
-  /** `sqlite` + `file`: one machine, state and records in outDir. */
-  frontier: z.enum(['sqlite']).default('sqlite'),
-  sink: z.enum(['file']).default('file'),
+  /**
+   * Where URLs wait: RabbitMQ (distributed, the default for this role) or a SQLite file in outDir
+   * (embedded: `ackcrawl crawl` sets sqlite + file).
+   */
+  frontier: z.enum(['rabbitmq', 'sqlite']).default('rabbitmq'),
+  /** Where page records go: Kafka (+ MinIO for large bodies) or JSON-lines files in outDir. */
+  sink: z.enum(['kafka', 'file']).default('kafka'),
   outDir: z.string().min(1).default('./crawl-output'),
+  /** Distributed state of this scheduler: the seen-set ledger and the submitted crawl. */
+  dataDir: z.string().min(1).default('./ackcrawl-data'),
+  amqpUrl: z
+    .string()
+    .regex(/^amqps?:\/\//, 'an amqp:// or amqps:// URL')
+    .default('amqp://guest:guest@127.0.0.1:5672'),
+  queuePrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/)
+    .default('ackcrawl'),
+  ...kafkaSettingsSchema.shape,
+  ...s3SettingsSchema.shape,
   seeds: field.list().default([]),
   maxPages: field.int().default(0),
   maxDepth: field.int().default(0),

@@ -78,6 +78,7 @@ export class CrawlScheduler {
   private stats: FrontierStats = { ready: 0, delayed: 0, leased: 0, done: 0, failed: 0, total: 0 };
   private finished = false;
   private lastSummary: CrawlSummary | null = null;
+  private lastTickErrorAt = 0;
   private closing: Promise<void> | null = null;
 
   constructor(private readonly deps: CrawlSchedulerDeps) {
@@ -277,12 +278,18 @@ export class CrawlScheduler {
         this.finished = false;
       }
     } catch (err) {
-      this.deps.logger.error({ err }, 'scheduler tick failed');
+      // During a broker outage every tick fails the same way: say it once per 10 s, not 4 times a second.
+      const now = this.clock();
+      if (now - this.lastTickErrorAt >= 10_000) {
+        this.lastTickErrorAt = now;
+        this.deps.logger.error({ err }, 'scheduler tick failed (the frontier may be unavailable); retrying');
+      }
     }
   }
 
   private async renewLeases(): Promise<void> {
-    const held = this.dispatcher.heldLeases();
+    // Outcomes waiting for a slow sink (Kafka down, say) keep their leases too.
+    const held = [...this.dispatcher.heldLeases(), ...this.settler.heldLeases()];
     if (held.length === 0) return;
     try {
       await this.deps.frontier.renew(held, this.deps.settings.leaseMs);

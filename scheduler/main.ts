@@ -6,7 +6,7 @@ import { createLogger } from '../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../shared/lifecycle/signals.js';
 import type { RoleIpcMessage } from '../shared/protocol/ipc.js';
 import { normalizeUrl } from '../shared/url/normalize.js';
-import { openEmbeddedBackend } from './backends/embedded.js';
+import { openBackend } from './backends/backend.js';
 import { schedulerConfigSchema, type SchedulerConfig } from './config.js';
 import { CrawlScheduler, type JobSettings } from './crawl-scheduler.js';
 import { loadJob, saveJob } from './job-file.js';
@@ -60,8 +60,8 @@ export async function main(env: Record<string, string | undefined> = process.env
   validate(config);
   const logger = createLogger({ name: 'scheduler', level: config.logLevel });
   mkdirSync(config.outDir, { recursive: true });
-  const backend = openEmbeddedBackend(config, logger);
-  const jobPath = join(config.outDir, 'job.json');
+  const backend = await openBackend(config, logger);
+  const jobPath = join(config.frontier === 'sqlite' ? config.outDir : config.dataDir, 'job.json');
   // Seeds in the configuration define the crawl; without them, the crawl submitted last (if any).
   const job = config.seeds.length > 0 ? jobFromConfig(config) : (loadJob(jobPath) ?? jobFromConfig(config));
   const scheduler = new CrawlScheduler({

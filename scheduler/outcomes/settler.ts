@@ -67,6 +67,7 @@ const emptyBatch = (): Batch => ({ records: [], owners: [], acks: [], retries: [
  */
 export class Settler {
   private pending = emptyBatch();
+  private committing: Batch | null = null;
   private running: Promise<void> | null = null;
   private backoffMs = 0;
   private closed = false;
@@ -76,6 +77,16 @@ export class Settler {
   private maxTotal(): number {
     const { maxTotal } = this.options;
     return typeof maxTotal === 'function' ? maxTotal() : maxTotal;
+  }
+
+  /** Leases whose outcome is on its way to durability: still held, so still to be renewed. */
+  heldLeases(): LeaseRef[] {
+    const leases: LeaseRef[] = [];
+    for (const batch of [this.pending, this.committing]) {
+      if (!batch) continue;
+      for (const item of [...batch.acks, ...batch.retries, ...batch.failures]) leases.push(item.lease);
+    }
+    return leases;
   }
 
   /** Outcomes waiting to be made durable (for backpressure). */
@@ -128,7 +139,9 @@ export class Settler {
       while (this.backlog > 0 || this.pending.records.length > 0) {
         const batch = this.pending;
         this.pending = emptyBatch();
+        this.committing = batch;
         await this.commit(batch);
+        this.committing = null;
       }
     } finally {
       this.running = null;

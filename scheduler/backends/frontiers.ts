@@ -1,0 +1,38 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { openRabbitFrontier } from '../../shared/adapters/frontier/rabbitmq/rabbit-frontier.js';
+import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Frontier } from '../../shared/ports/frontier.js';
+import type { SchedulerConfig } from '../config.js';
+
+/** Broker priority 0..9 from the scheduler's priority (−depth by default): seeds 9, depth ≥ 9 is 0. */
+const brokerPriority = (task: { priority: number }): number => Math.min(9, Math.max(0, 9 + task.priority));
+
+export async function openFrontier(config: SchedulerConfig, logger: Logger): Promise<Frontier> {
+  if (config.frontier === 'sqlite') {
+    // Commits need not wait for the disk when the record files are fdatasynced before each settle:
+    // a settle lost to a power cut is replayed from them at start (FileSink.recover), links included.
+    const frontier = openSqliteFrontier({
+      path: join(config.outDir, 'frontier.sqlite'),
+      leaseMs: config.leaseMs,
+      durability: config.sink === 'file' ? 'normal' : 'full',
+    });
+    // This scheduler is the file's only consumer: leases of a crashed run are dead.
+    const released = frontier.releaseAllLeases();
+    if (released > 0) logger.info({ released }, 'resuming: leases of the previous run handed back');
+    return frontier;
+  }
+  mkdirSync(config.dataDir, { recursive: true });
+  return openRabbitFrontier({
+    url: config.amqpUrl,
+    queuePrefix: config.queuePrefix,
+    ledgerPath: join(config.dataDir, `${config.queuePrefix}.ledger.sqlite`),
+    // Prefetch bounds every unacked delivery: the dispatcher's buffer, tasks with crawlers and
+    // outcomes being settled; room for all three keeps the buffer full while batches settle.
+    prefetch: config.bufferSize * 3,
+    leaseMs: config.leaseMs,
+    logger: logger.child({ module: 'rabbitmq' }),
+    priority: brokerPriority,
+  });
+}
