@@ -118,6 +118,9 @@ export class Dispatcher {
         break;
       }
       if (this.options.intercept?.(lease)) continue;
+      // A lease lost with its broker connection comes back as a new delivery: fetching it now would
+      // only make a duplicate.
+      if (this.options.frontier.isLeaseLive?.(lease) === false) continue;
       this.options.gate.start(lease.host, now);
       session.credit -= 1;
       this.inFlight.set(lease.taskId, { lease, sessionId: session.id, sentAt: now });

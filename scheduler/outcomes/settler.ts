@@ -148,11 +148,46 @@ export class Settler {
     }
   }
 
+  /**
+   * Drops outcomes whose lease died meanwhile (a broker connection went away): the frontier hands
+   * their tasks out again by itself and would ignore their settlement, so writing their records now
+   * would only put duplicates in the sink.
+   */
+  private pruneDead(batch: Batch): void {
+    const live = this.options.frontier.isLeaseLive?.bind(this.options.frontier);
+    if (!live) return;
+    const dead = new Set<string>();
+    const keep = <T extends { lease: LeaseRef }>(items: T[]): T[] =>
+      items.filter((item) => {
+        if (live(item.lease)) return true;
+        dead.add(item.lease.taskId);
+        return false;
+      });
+    batch.acks = keep(batch.acks);
+    batch.retries = keep(batch.retries);
+    batch.failures = keep(batch.failures);
+    if (dead.size === 0) return;
+    const records: SinkRecord[] = [];
+    const owners: LeaseRef[] = [];
+    for (const [i, owner] of batch.owners.entries()) {
+      if (dead.has(owner.taskId)) continue;
+      owners.push(owner);
+      records.push(batch.records[i] as SinkRecord);
+    }
+    batch.records = records;
+    batch.owners = owners;
+    this.options.logger.info(
+      { dropped: dead.size },
+      'outcomes of lost leases dropped; their tasks come back',
+    );
+  }
+
   private async commit(batch: Batch): Promise<void> {
     let written: { checkpoint: string | null } | null = null;
     for (;;) {
       try {
         // Once the sink confirmed the records, a retry only repeats the settle: no duplicate writes.
+        if (written === null) this.pruneDead(batch);
         written ??= { checkpoint: await this.writeRecords(batch) };
         const checkpoint = written.checkpoint;
         const result = await this.options.frontier.settle({

@@ -29,6 +29,13 @@ export interface Frontier {
   /** Extend leases still being worked on. */
   renew(leases: readonly Pick<Lease, 'taskId' | 'leaseId'>[], leaseMs: number): Promise<void>;
 
+  /**
+   * Optional. False when a lease is certainly dead and its task will be handed out again by the
+   * frontier itself (a broker connection went away, or it expired and was taken back): work on it
+   * would be wasted and its outcome ignored. Adapters whose leases only die by expiry may omit it.
+   */
+  isLeaseLive?(lease: Pick<Lease, 'taskId' | 'leaseId'>): boolean;
+
   stats(): Promise<FrontierStats>;
 
   /** The checkpoint stored with the last settle (see Settlement.checkpoint), or null. */

@@ -326,6 +326,32 @@ describe('Settler', () => {
     assert.equal(stats.total, 3, 'only the good page’s link was queued');
   });
 
+  test('outcomes of leases the frontier reports dead are dropped: no record, no settlement', async () => {
+    const [alive, lost] = await leaseAll(['https://a.test/alive', 'https://a.test/lost']);
+    assert.ok(alive && lost);
+    const frontierWithLiveness = Object.create(frontier) as typeof frontier;
+    frontierWithLiveness.isLeaseLive = (lease) => lease.taskId !== lost.taskId;
+    settler = new Settler({
+      sink,
+      frontier: frontierWithLiveness,
+      logger: silentLogger(),
+      maxTotal: 0,
+      onSettled: () => undefined,
+    });
+    settler.ack(alive, record(alive.url), []);
+    settler.ack(lost, record(lost.url), [newTask('https://a.test/from-lost', 1)]);
+    await settler.flush();
+    assert.deepEqual(
+      sink.written.map((r) => r.key),
+      [alive.url],
+      'only the live lease’s record is written',
+    );
+    const stats = await sqlite.stats();
+    assert.equal(stats.done, 1);
+    assert.equal(stats.leased, 1, 'the lost lease is left to the frontier');
+    assert.equal(stats.total, 2, 'nothing discovered by the lost outcome');
+  });
+
   test('close waits for what was submitted, then takes no more', async () => {
     const [a, b] = await leaseAll(['https://a.test/1', 'https://a.test/2']);
     assert.ok(a && b);

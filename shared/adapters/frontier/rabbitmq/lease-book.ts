@@ -110,6 +110,11 @@ export class LeaseBook {
     return held;
   }
 
+  /** True while `ref` is leased here on a live link: false means its message comes back by itself. */
+  isLive(ref: LeaseRef): boolean {
+    return this.lookup(ref) !== undefined;
+  }
+
   /** A settle failed: the lease is live again if its link still is. */
   unclaim(held: Held): void {
     if (!this.settling.delete(held)) return;

@@ -206,6 +206,10 @@ class RabbitFrontierImpl implements RabbitFrontier {
     });
   }
 
+  isLeaseLive(lease: LeaseRef): boolean {
+    return this.book.isLive(lease);
+  }
+
   async release(leases: readonly LeaseRef[]): Promise<void> {
     this.assertOpen();
     let any = false;
