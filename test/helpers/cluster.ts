@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { CLI } from './cli.js';
+import { freePort } from './ports.js';
+import { crawlerPids } from './process-tree.js';
+import { waitFor } from './wait-for.js';
+import {
+  allQueueNames,
+  DEFAULT_RETRY_DELAY_BUCKETS_MS,
+} from '../../shared/adapters/frontier/rabbitmq/topology.js';
+import { deleteTopic } from './kafka-topic.js';
+import { rabbitAdmin } from './rabbitmq.js';
+
+export interface Cluster {
+  schedulerUrl: string;
+  token: string;
+  topic: string;
+  prefix: string;
+  env: NodeJS.ProcessEnv;
+  scheduler(): ChildProcess;
+  /** SIGKILL the scheduler and start it again with the same settings. */
+  killScheduler(): Promise<void>;
+  startScheduler(): Promise<void>;
+  crawlers(): number[];
+  stop(): Promise<void>;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/**
+ * A real cluster on the services of scripts/services.sh: one scheduler (RabbitMQ frontier with a
+ * unique queue prefix, Kafka sink with a unique topic) and `agents` agents of `processes` crawler
+ * processes each, all as separate processes started through the `ackcrawl` CLI.
+ */
+export async function startCluster(options: {
+  agents: number;
+  processes: number;
+  concurrency?: number;
+}): Promise<Cluster> {
+  const id = randomUUID().slice(0, 8);
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'ackcrawl-cluster-'));
+  const token = `test-token-${randomUUID()}`;
+  const prefix = `test-${id}`;
+  const topic = `test-${id}.pages`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ACKCRAWL_TOKEN: token,
+    ACKCRAWL_LISTEN_PORT: String(port),
+    ACKCRAWL_SCHEDULER_URL: `ws://127.0.0.1:${port}/crawlers`,
+    ACKCRAWL_DATA_DIR: dataDir,
+    ACKCRAWL_QUEUE_PREFIX: prefix,
+    ACKCRAWL_KAFKA_TOPIC: topic,
+    ACKCRAWL_LOG_LEVEL: process.env.ACKCRAWL_TEST_LOG_LEVEL ?? 'error',
+    ACKCRAWL_CONCURRENCY: String(options.concurrency ?? 16),
+    ACKCRAWL_PROCESSES: String(options.processes),
+    ACKCRAWL_HEARTBEAT_MS: '1000',
+  };
+  let scheduler: ChildProcess | null = null;
+  const agents: ChildProcess[] = [];
+  const startScheduler = async (): Promise<void> => {
+    scheduler = spawn(process.execPath, [CLI, 'scheduler'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    await waitFor(
+      async () => {
+        try {
+          const res = await fetch(`http://127.0.0.1:${port}/health`);
+          return res.ok;
+        } catch {
+          return false;
+        }
+      },
+      { timeoutMs: 60_000, message: 'scheduler answering /health' },
+    );
+  };
+  await startScheduler();
+  for (let i = 0; i < options.agents; i++) {
+    agents.push(spawn(process.execPath, [CLI, 'agent'], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
+  }
+  const crawlers = (): number[] => agents.flatMap((agent) => crawlerPids(agent.pid as number));
+  await waitFor(() => crawlers().length === options.agents * options.processes, {
+    timeoutMs: 30_000,
+    message: 'every crawler process started',
+  });
+  return {
+    schedulerUrl: env.ACKCRAWL_SCHEDULER_URL as string,
+    token,
+    topic,
+    prefix,
+    env,
+    scheduler: () => scheduler as ChildProcess,
+    startScheduler,
+    killScheduler: async () => {
+      const current = scheduler as ChildProcess;
+      current.kill('SIGKILL');
+      await exited(current);
+      await startScheduler();
+    },
+    crawlers,
+    stop: async () => {
+      for (const agent of agents) agent.kill('SIGTERM');
+      await Promise.all(agents.map(exited));
+      const current = scheduler as ChildProcess | null;
+      current?.kill('SIGTERM');
+      if (current) await exited(current);
+      rmSync(dataDir, { recursive: true, force: true });
+      const admin = await rabbitAdmin();
+      await admin.deleteQueuesAndClose(allQueueNames(prefix, DEFAULT_RETRY_DELAY_BUCKETS_MS));
+      await deleteTopic(topic);
+    },
+  };
+}

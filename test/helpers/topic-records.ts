@@ -1,0 +1,36 @@
+import { Kafka, logLevel } from 'kafkajs';
+import type { PageRecord } from '../../shared/protocol/page-record.js';
+import { waitFor } from './wait-for.js';
+
+export const KAFKA_BROKERS = (process.env.ACKCRAWL_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+
+/**
+ * Reads a topic from the beginning with a fresh consumer group until `until` holds for what was
+ * read (or the deadline passes), then returns every record, in the order read.
+ */
+export async function readPageRecords(
+  topic: string,
+  until: (records: PageRecord[]) => boolean,
+  timeoutMs = 60_000,
+): Promise<PageRecord[]> {
+  const kafka = new Kafka({
+    clientId: 'ackcrawl-test-reader',
+    brokers: KAFKA_BROKERS,
+    logLevel: logLevel.NOTHING,
+  });
+  const consumer = kafka.consumer({ groupId: `test-reader-${Date.now()}-${Math.random()}` });
+  const records: PageRecord[] = [];
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        if (message.value) records.push(JSON.parse(message.value.toString('utf8')) as PageRecord);
+      },
+    });
+    await waitFor(() => until(records), { timeoutMs, intervalMs: 200, message: `records on ${topic}` });
+    return records;
+  } finally {
+    await consumer.disconnect();
+  }
+}
