@@ -121,6 +121,10 @@ export class Dispatcher {
       // A lease lost with its broker connection comes back as a new delivery: fetching it now would
       // only make a duplicate.
       if (this.options.frontier.isLeaseLive?.(lease) === false) continue;
+      // A second copy of a task already in flight (redelivered after a broker reconnect) takes the
+      // first one's place: the host's slot is counted once, and either outcome settles the task.
+      const previous = this.inFlight.get(lease.taskId);
+      if (previous) this.options.gate.finish(previous.lease.host, now);
       this.options.gate.start(lease.host, now);
       session.credit -= 1;
       this.inFlight.set(lease.taskId, { lease, sessionId: session.id, sentAt: now });

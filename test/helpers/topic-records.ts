@@ -28,7 +28,12 @@ export async function readPageRecords(
         if (message.value) records.push(JSON.parse(message.value.toString('utf8')) as PageRecord);
       },
     });
-    await waitFor(() => until(records), { timeoutMs, intervalMs: 200, message: `records on ${topic}` });
+    await waitFor(() => until(records), { timeoutMs, intervalMs: 200 }).catch(() => {
+      const distinct = new Set(records.map((r) => r.url)).size;
+      throw new Error(
+        `timed out reading ${topic}: ${records.length} records read, ${distinct} distinct URLs`,
+      );
+    });
     return records;
   } finally {
     await consumer.disconnect();
