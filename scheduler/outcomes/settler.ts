@@ -198,8 +198,13 @@ export class Settler {
           ...(checkpoint === null ? {} : { checkpoint }),
         });
         this.backoffMs = 0;
+        // Remember discovered URLs only when every settlement applied: a stale ack pushes none of its
+        // links, and caching them would hide them for good when its page is fetched again.
         const seen = this.options.seen;
-        if (seen) for (const ack of batch.acks) for (const task of ack.discovered) seen.add(task.url);
+        const settled = batch.acks.length + batch.retries.length + batch.failures.length;
+        if (seen && result.applied === settled) {
+          for (const ack of batch.acks) for (const task of ack.discovered) seen.add(task.url);
+        }
         this.options.onSettled(result, {
           acks: batch.acks.length,
           retries: batch.retries.length,

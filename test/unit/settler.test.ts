@@ -352,6 +352,29 @@ describe('Settler', () => {
     assert.equal(stats.total, 2, 'nothing discovered by the lost outcome');
   });
 
+  test('links of a stale ack are not remembered as seen: the page fetched again can queue them', async () => {
+    const seen = new SeenCache();
+    settler = new Settler({
+      sink,
+      frontier,
+      logger: silentLogger(),
+      maxTotal: 0,
+      seen,
+      onSettled: () => undefined,
+    });
+    const [lease] = await leaseAll(['https://a.test/p']);
+    assert.ok(lease);
+    await sqlite.release([lease]);
+    settler.ack(lease, record(lease.url), [newTask('https://a.test/child', 1)]);
+    await settler.flush();
+    assert.equal(seen.has('https://a.test/child'), false, 'a stale ack queued nothing, so nothing is seen');
+    const [again] = await sqlite.lease(1);
+    assert.ok(again);
+    settler.ack(again, record(again.url), [newTask('https://a.test/child', 1)]);
+    await settler.flush();
+    assert.equal((await sqlite.stats()).total, 2, 'the child is queued when the page settles for real');
+  });
+
   test('close waits for what was submitted, then takes no more', async () => {
     const [a, b] = await leaseAll(['https://a.test/1', 'https://a.test/2']);
     assert.ok(a && b);
