@@ -127,6 +127,11 @@ describe('the distributed crawl on RabbitMQ, Kafka and MinIO', () => {
       const result = await run.done.finally(() => clearInterval(killer));
       assert.equal(result.code, 0, result.stderr);
       assert.ok(kills >= 2, `crawlers were killed during the crawl (${kills})`);
+      assert.equal(
+        (JSON.parse(result.stdout) as { pages: number }).pages,
+        PAGES,
+        'every page accepted and settled',
+      );
       const records = await readPageRecords(cluster.topic, (r) => distinct(r).size >= PAGES);
       const duplicates = checkDelivery(`crawler kills (${kills})`, records, site);
       assert.ok(duplicates < PAGES * 0.01, `duplicates under 1% (${duplicates})`);
@@ -149,6 +154,11 @@ describe('the distributed crawl on RabbitMQ, Kafka and MinIO', () => {
       }
       const result = await run.done;
       assert.equal(result.code, 0, result.stderr);
+      assert.equal(
+        (JSON.parse(result.stdout) as { pages: number }).pages,
+        PAGES,
+        'every page accepted and settled',
+      );
       const records = await readPageRecords(cluster.topic, (r) => distinct(r).size >= PAGES);
       checkDelivery('scheduler killed twice', records, site);
     } finally {
@@ -184,6 +194,11 @@ describe('the distributed crawl on RabbitMQ, Kafka and MinIO', () => {
       }
       const result = await run.done;
       assert.equal(result.code, 0, result.stderr);
+      assert.equal(
+        (JSON.parse(result.stdout) as { pages: number }).pages,
+        PAGES,
+        'every page accepted and settled',
+      );
       const records = await readPageRecords(cluster.topic, (r) => distinct(r).size >= PAGES, 120_000);
       checkDelivery('RabbitMQ restart + Kafka outage', records, site);
     } finally {
