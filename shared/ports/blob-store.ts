@@ -24,6 +24,13 @@ export interface BlobStore {
 
   exists(key: string): Promise<boolean>;
 
+  /**
+   * Every stored key that starts with `prefix`, in no particular order. The prefix is a prefix of
+   * keys, not only a folder: `archives/j/2024/04/01/t-p0-` finds `archives/j/2024/04/01/t-p0-5-9`.
+   * `''` lists the whole store. Rejects with BLOB_BAD_KEY when no key could start with `prefix`.
+   */
+  list(prefix: string): AsyncIterable<string>;
+
   /** Removes `key`; removing a missing key is not an error. */
   delete(key: string): Promise<void>;
 
@@ -98,6 +105,22 @@ const SEGMENT = /^[A-Za-z0-9._=+-]{1,200}$/;
 
 function isSafeSegment(segment: string): boolean {
   return SEGMENT.test(segment) && segment !== '.' && segment !== '..';
+}
+
+/**
+ * A valid `list` prefix: empty, or the start of a valid key (segments of safe characters, the last
+ * one possibly empty or partial).
+ */
+export function assertBlobPrefix(prefix: string): void {
+  if (prefix === '') return;
+  const segments = prefix.split('/');
+  const last = segments.pop() ?? '';
+  const ok = prefix.length <= 1024 && segments.every(isSafeSegment) && (last === '' || SEGMENT.test(last));
+  if (!ok)
+    throw new InvalidInputError(
+      'BLOB_BAD_KEY',
+      `invalid blob key prefix: ${JSON.stringify(prefix.slice(0, 200))}`,
+    );
 }
 
 /**

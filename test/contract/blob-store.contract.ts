@@ -116,6 +116,32 @@ export function blobStoreContract(name: string, makeStore: MakeBlobStore): void 
       });
     });
 
+    define('lists the keys that start with a prefix, partial last segment included', async (store) => {
+      const keys = [
+        'archives/j/2024/04/01/t-p0-0-9.jsonl.gz',
+        'archives/j/2024/04/01/t-p0-10-19.jsonl.gz',
+        'archives/j/2024/04/01/t-p1-0-4.jsonl.gz',
+        'archives/j/2024/04/02/t-p0-20-29.jsonl.gz',
+        'archives/k/2024/04/01/t-p0-0-9.jsonl.gz',
+      ];
+      for (const key of keys) await store.put(key, Buffer.from(key));
+      const list = async (prefix: string): Promise<string[]> => {
+        const found: string[] = [];
+        for await (const key of store.list(prefix)) found.push(key);
+        return found.sort();
+      };
+      assert.deepEqual(await list('archives/j/2024/04/01/t-p0-'), keys.slice(0, 2));
+      assert.deepEqual(await list('archives/j/2024/04/01/t-p0-10-'), [keys[1]]);
+      assert.deepEqual(await list('archives/j/'), keys.slice(0, 4).sort());
+      assert.deepEqual(await list('archives/'), [...keys].sort());
+      assert.deepEqual(await list(''), [...keys].sort());
+      assert.deepEqual(await list('archives/nothing/'), []);
+      assert.deepEqual(await list('archives/j/2024/04/01/t-p9'), []);
+      for (const bad of ['/a', 'a//b', '../a', 'a b']) {
+        await assert.rejects(list(bad), { code: 'BLOB_BAD_KEY' }, bad);
+      }
+    });
+
     define('close is safe to call twice; later calls reject with BLOB_STORE_CLOSED', async (store) => {
       await store.put('misc/a', Buffer.from('a'));
       await store.close();

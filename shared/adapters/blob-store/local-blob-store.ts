@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { StorageError } from '../../errors.js';
 import {
   assertBlobKey,
+  assertBlobPrefix,
   BlobNotFoundError,
   blobStoreClosed,
   contentKey,
@@ -84,6 +85,14 @@ export class LocalBlobStore implements BlobStore {
     }
   }
 
+  async *list(prefix: string): AsyncIterable<string> {
+    if (this.closed) throw blobStoreClosed();
+    assertBlobPrefix(prefix);
+    // Only the folder the prefix points into is walked.
+    const folder = prefix.slice(0, prefix.lastIndexOf('/') + 1);
+    for await (const key of this.walk(folder)) if (key.startsWith(prefix)) yield key;
+  }
+
   async delete(key: string): Promise<void> {
     const path = this.pathOf(key);
     try {
@@ -96,6 +105,22 @@ export class LocalBlobStore implements BlobStore {
 
   async close(): Promise<void> {
     this.closed = true;
+  }
+
+  /** Keys of the files under `folder` (`''` or ending in `/`), temporary files left out. */
+  private async *walk(folder: string): AsyncIterable<string> {
+    let entries;
+    try {
+      entries = await readdir(join(this.root, ...folder.split('/').filter(Boolean)), { withFileTypes: true });
+    } catch (err) {
+      if (MISSING.has(errnoCode(err))) return;
+      throw ioError(`cannot list blobs under ${folder}`, err);
+    }
+    for (const entry of entries) {
+      if (entry.name.includes('~')) continue;
+      if (entry.isDirectory()) yield* this.walk(`${folder}${entry.name}/`);
+      else if (entry.isFile()) yield `${folder}${entry.name}`;
+    }
   }
 
   private pathOf(key: string): string {

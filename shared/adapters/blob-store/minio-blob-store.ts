@@ -5,6 +5,7 @@ import { Client } from 'minio';
 import { InvalidInputError } from '../../errors.js';
 import {
   assertBlobKey,
+  assertBlobPrefix,
   BlobNotFoundError,
   blobStoreClosed,
   contentKey,
@@ -106,6 +107,19 @@ export class MinioBlobStore implements BlobStore {
     }
   }
 
+  async *list(prefix: string): AsyncIterable<string> {
+    if (this.closed) throw blobStoreClosed();
+    assertBlobPrefix(prefix);
+    await this.bucket();
+    try {
+      for await (const item of this.client.listObjectsV2(this.location.bucket, prefix, true)) {
+        if (typeof item.name === 'string') yield item.name;
+      }
+    } catch (err) {
+      throw this.failed(`cannot list blobs under ${prefix}`, err);
+    }
+  }
+
   async delete(key: string): Promise<void> {
     await this.ready(key);
     await this.call(`cannot delete blob ${key}`, () => this.client.removeObject(this.location.bucket, key));
@@ -117,10 +131,14 @@ export class MinioBlobStore implements BlobStore {
     this.agent.destroy();
   }
 
-  /** Checks the store is open and the key valid, and creates the bucket once. */
+  /** Checks the store is open and the key valid, and creates the bucket once (see `bucket`). */
   private async ready(key: string): Promise<void> {
     if (this.closed) throw blobStoreClosed();
     assertBlobKey(key);
+    await this.bucket();
+  }
+
+  private async bucket(): Promise<void> {
     this.bucketReady ??= this.ensureBucket().catch((err: unknown) => {
       this.bucketReady = null;
       throw err;
