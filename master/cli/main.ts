@@ -94,4 +94,15 @@ for (const role of ['scheduler', 'agent', 'crawler'] as const) {
   command.action((options: { config?: string; processes?: string }) => runRole(role, options).catch(fail));
 }
 
+program
+  .command('archive')
+  .description(
+    'run the archiver: copy the page topic into gzip JSON-lines archives in S3 by job and date (see docs/cluster.md)',
+  )
+  .option(
+    '--config <file>',
+    'a JSON file of settings (keys as in docs/configuration.md); the environment wins',
+  )
+  .action((options: { config?: string }) => runRole('archiver', options).catch(fail));
+
 program.parseAsync(process.argv).catch(fail);

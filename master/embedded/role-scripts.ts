@@ -8,6 +8,7 @@ export const roleScripts = {
   scheduler: fileURLToPath(new URL('../../scheduler/main.js', import.meta.url)),
   agent: fileURLToPath(new URL('../../client/agent/main.js', import.meta.url)),
   crawler: fileURLToPath(new URL('../../client/crawler/main.js', import.meta.url)),
+  archiver: fileURLToPath(new URL('../../client/archiver/main.js', import.meta.url)),
 } as const;
 
 export type RoleName = keyof typeof roleScripts;
