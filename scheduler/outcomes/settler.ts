@@ -160,7 +160,8 @@ export class Settler {
     const keep = <T extends { lease: LeaseRef }>(items: T[]): T[] =>
       items.filter((item) => {
         if (live(item.lease)) return true;
-        dead.add(item.lease.taskId);
+        // By lease, not task: two copies of one task (a redelivery) can share a batch, one dead.
+        dead.add(item.lease.leaseId);
         return false;
       });
     batch.acks = keep(batch.acks);
@@ -170,7 +171,7 @@ export class Settler {
     const records: SinkRecord[] = [];
     const owners: LeaseRef[] = [];
     for (const [i, owner] of batch.owners.entries()) {
-      if (dead.has(owner.taskId)) continue;
+      if (dead.has(owner.leaseId)) continue;
       owners.push(owner);
       records.push(batch.records[i] as SinkRecord);
     }
@@ -249,10 +250,11 @@ export class Settler {
         );
         batch.records[i] = unwritableRecord(record.key, err);
         checkpoint = await this.options.sink.write([batch.records[i] as SinkRecord]);
-        const ackIndex = batch.acks.findIndex((a) => a.lease.taskId === owner.taskId);
+        const ackIndex = batch.acks.findIndex((a) => a.lease.leaseId === owner.leaseId);
         if (ackIndex >= 0) batch.acks.splice(ackIndex, 1);
-        if (!batch.failures.some((f) => f.lease.taskId === owner.taskId))
+        if (!batch.failures.some((f) => f.lease.leaseId === owner.leaseId)) {
           batch.failures.push({ lease: owner, error: reason });
+        }
       }
     }
     return checkpoint;

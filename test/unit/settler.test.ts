@@ -375,6 +375,26 @@ describe('Settler', () => {
     assert.equal((await sqlite.stats()).total, 2, 'the child is queued when the page settles for real');
   });
 
+  test('two copies of one task in a batch, one lease dead: the live copy keeps its record', async () => {
+    const [lease] = await leaseAll(['https://a.test/twice']);
+    assert.ok(lease);
+    const deadCopy = { ...lease, leaseId: `${lease.leaseId}-old` };
+    const frontierWithLiveness = Object.create(frontier) as typeof frontier;
+    frontierWithLiveness.isLeaseLive = (ref) => ref.leaseId === lease.leaseId;
+    settler = new Settler({
+      sink,
+      frontier: frontierWithLiveness,
+      logger: silentLogger(),
+      maxTotal: 0,
+      onSettled: () => undefined,
+    });
+    settler.ack(deadCopy, record(lease.url), []);
+    settler.ack(lease, record(lease.url), []);
+    await settler.flush();
+    assert.equal(sink.written.length, 1, 'the live copy’s record is written');
+    assert.equal((await sqlite.stats()).done, 1);
+  });
+
   test('close waits for what was submitted, then takes no more', async () => {
     const [a, b] = await leaseAll(['https://a.test/1', 'https://a.test/2']);
     assert.ok(a && b);
