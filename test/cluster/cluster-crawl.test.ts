@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import type { PageRecord } from '../../shared/protocol/page-record.js';
-import { runCli, startCli } from '../helpers/cli.js';
+import { runCli, startCli, type CliRun } from '../helpers/cli.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { readPageRecords } from '../helpers/topic-records.js';
 import { readRecords } from '../helpers/records.js';
@@ -69,8 +69,13 @@ function checkDelivery(name: string, records: PageRecord[], site: GeneratedSite)
   return duplicates;
 }
 
-async function runClusterCrawl(cluster: Cluster, site: GeneratedSite, hostDelayMs: number) {
-  return startCli(['crawl', '--cluster', ...crawlArgs(site, hostDelayMs).slice(1)], cluster.env);
+/** `crawl --cluster`; killed when its cluster stops, so a failed test never leaves it polling. */
+function runClusterCrawl(cluster: Cluster, site: GeneratedSite, hostDelayMs: number): CliRun {
+  const run = startCli(['crawl', '--cluster', ...crawlArgs(site, hostDelayMs).slice(1)], cluster.env);
+  cluster.onStop(() => {
+    if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
+  });
+  return run;
 }
 
 describe('the distributed crawl on RabbitMQ, Kafka and MinIO', () => {

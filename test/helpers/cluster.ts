@@ -25,6 +25,8 @@ export interface Cluster {
   killScheduler(): Promise<void>;
   startScheduler(): Promise<void>;
   crawlers(): number[];
+  /** Runs first when the cluster stops (e.g. to kill a client still following it). */
+  onStop(hook: () => void): void;
   stop(): Promise<void>;
 }
 
@@ -63,6 +65,7 @@ export async function startCluster(options: {
     ACKCRAWL_HEARTBEAT_MS: '1000',
   };
   let scheduler: ChildProcess | null = null;
+  const stopHooks: (() => void)[] = [];
   const agents: ChildProcess[] = [];
   const startScheduler = async (): Promise<void> => {
     scheduler = spawn(process.execPath, [CLI, 'scheduler'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -102,7 +105,9 @@ export async function startCluster(options: {
       await startScheduler();
     },
     crawlers,
+    onStop: (hook) => stopHooks.push(hook),
     stop: async () => {
+      for (const hook of stopHooks) hook();
       for (const agent of agents) agent.kill('SIGTERM');
       await Promise.all(agents.map(exited));
       const current = scheduler as ChildProcess | null;
