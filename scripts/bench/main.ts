@@ -9,16 +9,21 @@
  *     [--cluster] [--timeout-s 900] [--verbose]
  *
  * Prints a table, then one JSON line with every figure, also written to .bench/last.json. Exits 1
- * if a runner failed or did not crawl exactly the site's pages. `--cluster` adds an ackcrawl run
- * with `--cluster` once the CLI offers it.
+ * if a runner failed or did not crawl exactly the site's pages.
+ *
+ * `--cluster [--cluster-processes 2 | 2,3] [--cluster-profile-dir DIR]` adds the distributed path
+ * right after the embedded run: a scheduler and an agent on the RabbitMQ, Kafka and MinIO of
+ * scripts/services.sh (which must be up), measured from submit to completion, with the brokers'
+ * CPU beside it and the ratio to the embedded run (see cluster-runner.ts).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../paths.js';
+import { measureClusterRunner } from './cluster-runner.js';
 import { measureRunner } from './measure-runner.js';
 import { parseBenchOptions } from './options.js';
-import { addRatios, formatTable, skippedResult, type RunnerResult } from './report.js';
+import { addRatios, clusterVerdict, formatTable, skippedResult, type RunnerResult } from './report.js';
 import { planRunners } from './runners.js';
 import { startSiteProcess } from './site-process.js';
 
@@ -28,8 +33,6 @@ const say = (text: string): void => void process.stderr.write(`${text}\n`);
 const site = await startSiteProcess({ pages: options.pages, seed: options.seed });
 say(`site: ${site.url} (${options.pages} pages, pid ${site.pid}, not counted in the figures)`);
 const plan = planRunners(options, site.url);
-if (options.cluster && !plan.some((r) => r.name === 'ackcrawl-cluster'))
-  say('cluster path: not available yet');
 
 const results: RunnerResult[] = [];
 try {
@@ -40,7 +43,9 @@ try {
       continue;
     }
     say(`${spec.name}: running…`);
-    const r = await measureRunner(spec, site, options);
+    const r = spec.cluster
+      ? await measureClusterRunner({ ...spec, cluster: spec.cluster }, site, options)
+      : await measureRunner(spec, site, options);
     say(`${spec.name}: ${r.status}, ${r.pages} pages in ${r.seconds} s${r.problem ? ` (${r.problem})` : ''}`);
     results.push(r);
   }
@@ -49,19 +54,26 @@ try {
 }
 
 addRatios(results);
+const verdict = clusterVerdict(results);
 const report = {
   at: new Date().toISOString(),
   pages: options.pages,
   machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
   options,
   results,
+  ...(verdict ? { clusterTarget: verdict } : {}),
 };
 process.stdout.write(`\n${formatTable(results)}\n\n`);
+if (verdict) process.stdout.write(`${verdict.text}\n`);
 process.stdout.write(
   'pages/s = pages / wall time of the whole process tree; CPU and RSS cover every process of the tree,\n' +
     'not the site (its own process). What each keeps: ' +
     results.map((r) => `${r.runner}: ${r.keeps}`).join('; ') +
-    '.\n',
+    '.\n' +
+    (options.cluster
+      ? 'Cluster rows: seconds from submit to completion; CPU and RSS of the crawl CLI, scheduler, agent and\n' +
+        'crawlers (start-up included); services CPU = RabbitMQ + Kafka + MinIO over the same window, not in CPU s.\n'
+      : ''),
 );
 process.stdout.write(`${JSON.stringify(report)}\n`);
 const dir = join(repoRoot, '.bench');

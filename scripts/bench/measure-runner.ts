@@ -1,7 +1,8 @@
 import { round, type RunnerResult } from './report.js';
-import { runMeasured } from './run-measured.js';
+import { runMeasured, type MeasuredRun } from './run-measured.js';
 import type { RunnerSpec } from './runners.js';
 import type { SiteProcess } from './site-process.js';
+import type { SiteStats } from '../site/generated-site.js';
 
 export interface MeasureOptions {
   pages: number;
@@ -31,11 +32,25 @@ export async function measureRunner(
   } finally {
     cleanup();
   }
-  const served = await site.stats();
+  return toRunnerResult(spec, run, await site.stats(), o);
+}
+
+/**
+ * The figures of one measured run, checked for completeness: the runner's own report and the
+ * site's count of distinct pages served must both equal the site's page count. `problems` are
+ * further reasons the run failed, found by the caller.
+ */
+export function toRunnerResult(
+  spec: Pick<RunnerSpec, 'name' | 'kind' | 'keeps'>,
+  run: MeasuredRun,
+  served: SiteStats,
+  o: MeasureOptions,
+  found: readonly string[] = [],
+): RunnerResult {
+  const problems = [...found];
   const pages = typeof run.summary?.['pages'] === 'number' ? run.summary['pages'] : 0;
   const reported = run.summary?.['pagesPerSecond'];
 
-  const problems: string[] = [];
   if (run.timedOut) problems.push(`timed out after ${o.timeoutMs / 1000} s`);
   if (run.exitCode !== 0) problems.push(`exit code ${run.exitCode ?? run.signal}`);
   if (!run.summary) problems.push('printed no JSON summary');
@@ -63,5 +78,6 @@ export async function measureRunner(
     peakProcesses: run.peakProcesses,
     ratioVsCrawlee: null,
     ratioVsBare: null,
+    ratioVsEmbedded: null,
   };
 }

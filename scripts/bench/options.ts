@@ -6,6 +6,10 @@ export interface BenchOptions {
   seed: number;
   only: RunnerKind[];
   cluster: boolean;
+  /** Crawler processes of the cluster's one agent; several values run the cluster once each. */
+  clusterProcesses: number[];
+  /** Write a V8 CPU profile of the cluster's scheduler into this folder. */
+  clusterProfileDir: string | undefined;
   ackProcesses: number;
   ackConcurrency: number;
   /** One value, or several to sweep: the fastest is the reference for the ratios. */
@@ -25,6 +29,15 @@ const KINDS: readonly RunnerKind[] = ['ackcrawl', 'crawlee', 'bare'];
  */
 const DEFAULT_CRAWLEE_CONCURRENCY = '200';
 
+/**
+ * Crawler processes of the cluster's agent, measured on the 2-core development machine (20,000
+ * pages, concurrency 32, four quiet runs each, pages/s): 2 → 1444, 1393, 1739, 1585; 3 → 1502,
+ * 1599, 1565 (4 → 1246, once). Equal within noise: every core is busy already (ackcrawl ~1.5 cores,
+ * RabbitMQ ~0.3), so a third process adds only CPU and ~100 MB of RSS. Re-check elsewhere with
+ * `--only ackcrawl --cluster --cluster-processes 2,3,4`.
+ */
+const DEFAULT_CLUSTER_PROCESSES = '2';
+
 export function parseBenchOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
     args: argv,
@@ -33,6 +46,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       seed: { type: 'string', default: '1' },
       only: { type: 'string', default: KINDS.join(',') },
       cluster: { type: 'boolean', default: false },
+      'cluster-processes': { type: 'string', default: DEFAULT_CLUSTER_PROCESSES },
+      'cluster-profile-dir': { type: 'string' },
       'ack-processes': { type: 'string', default: '2' },
       'ack-concurrency': { type: 'string', default: '32' },
       'crawlee-concurrency': { type: 'string', default: DEFAULT_CRAWLEE_CONCURRENCY },
@@ -56,6 +71,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     seed: int('seed', values.seed),
     only,
     cluster: values.cluster,
+    clusterProcesses: values['cluster-processes'].split(',').map((n) => int('cluster-processes', n)),
+    clusterProfileDir: values['cluster-profile-dir'],
     ackProcesses: int('ack-processes', values['ack-processes']),
     ackConcurrency: int('ack-concurrency', values['ack-concurrency']),
     crawleeConcurrency: values['crawlee-concurrency'].split(',').map((c) => int('crawlee-concurrency', c)),

@@ -24,7 +24,26 @@ export interface RunnerResult {
   peakProcesses: number;
   ratioVsCrawlee: number | null;
   ratioVsBare: number | null;
+  /** Distributed / embedded ackcrawl in this run; set on cluster rows only. */
+  ratioVsEmbedded: number | null;
+  /** Present on a cluster run: the figures only the distributed path has. */
+  cluster?: ClusterFigures;
 }
+
+export interface ClusterFigures {
+  crawlerProcesses: number;
+  /** The scheduler's own share of cpuSeconds: one JS thread that every page passes through. */
+  schedulerCpuSeconds: number;
+  /** CPU the brokers spent from submit to completion (RabbitMQ, Kafka, MinIO), not in cpuSeconds. */
+  servicesCpuSeconds: number;
+  servicesCpuByService: Record<string, number>;
+  /** Records in the topic after the crawl (at-least-once: may exceed pages), and distinct keys. */
+  kafkaRecords: number;
+  kafkaDistinctKeys: number | null;
+}
+
+/** The issue's target: the distributed path at least this fraction of the embedded figure. */
+export const CLUSTER_TARGET_RATIO = 0.5;
 
 export function skippedResult(spec: { name: string; kind: RunnerKind; skip?: string }): RunnerResult {
   return {
@@ -42,28 +61,56 @@ export function skippedResult(spec: { name: string; kind: RunnerKind; skip?: str
       reportedPagesPerSecond: null,
     },
     ...{ cpuSeconds: 0, sampledCpuSeconds: 0, reapedCpuSeconds: 0, cpuMsPerPage: 0 },
-    ...{ peakRssMb: 0, peakProcesses: 0, ratioVsCrawlee: null, ratioVsBare: null },
+    ...{ peakRssMb: 0, peakProcesses: 0, ratioVsCrawlee: null, ratioVsBare: null, ratioVsEmbedded: null },
   };
 }
 
-/** Sets the ratios against the references measured in this run (the fastest Crawlee setting). */
+/**
+ * Sets the ratios against the references measured in this run (the fastest Crawlee setting), and
+ * on cluster rows against the embedded ackcrawl run.
+ */
 export function addRatios(results: RunnerResult[]): void {
-  const best = (kind: RunnerKind): number | undefined => {
-    const rates = results.filter((r) => r.kind === kind && r.status === 'ok').map((r) => r.pagesPerSecond);
+  const best = (keep: (r: RunnerResult) => boolean): number | undefined => {
+    const rates = results.filter((r) => keep(r) && r.status === 'ok').map((r) => r.pagesPerSecond);
     return rates.length > 0 ? Math.max(...rates) : undefined;
   };
-  const crawlee = best('crawlee');
-  const bare = best('bare');
+  const crawlee = best((r) => r.kind === 'crawlee');
+  const bare = best((r) => r.kind === 'bare');
+  const embedded = best((r) => r.kind === 'ackcrawl' && !r.cluster);
   for (const r of results) {
     if (r.status !== 'ok') continue;
     r.ratioVsCrawlee = crawlee ? round(r.pagesPerSecond / crawlee, 2) : null;
     r.ratioVsBare = bare ? round(r.pagesPerSecond / bare, 2) : null;
+    if (r.cluster) r.ratioVsEmbedded = embedded ? round(r.pagesPerSecond / embedded, 2) : null;
   }
+}
+
+export interface ClusterVerdict {
+  /** The fastest cluster run's distributed / embedded, or null when either failed. */
+  ratio: number | null;
+  target: number;
+  holds: boolean;
+  text: string;
+}
+
+/** Whether the fastest cluster run meets the issue's target; undefined without a cluster row. */
+export function clusterVerdict(results: RunnerResult[]): ClusterVerdict | undefined {
+  const rows = results.filter((r) => r.runner.startsWith('ackcrawl-cluster'));
+  if (rows.length === 0) return undefined;
+  const ratios = rows.map((r) => r.ratioVsEmbedded).filter((x): x is number => x !== null);
+  const ratio = ratios.length > 0 ? Math.max(...ratios) : null;
+  const holds = ratio !== null && ratio >= CLUSTER_TARGET_RATIO;
+  const target = `target >= ${CLUSTER_TARGET_RATIO.toFixed(2)}`;
+  const text =
+    ratio === null
+      ? `distributed / embedded: not measured (a run failed or was skipped; ${target})`
+      : `distributed / embedded = ${ratio.toFixed(2)} (${target}): ${holds ? 'holds' : 'does NOT hold'}`;
+  return { ratio, target: CLUSTER_TARGET_RATIO, holds, text };
 }
 
 export function formatTable(results: RunnerResult[]): string {
   const header = ['runner', 'pages', 'seconds', 'pages/s', 'CPU s', 'CPU ms/page', 'peak RSS MB'];
-  header.push('vs Crawlee', 'vs bare');
+  header.push('vs Crawlee', 'vs bare', 'vs embedded', 'services CPU s');
   const rows = results.map((r) =>
     r.status === 'skipped'
       ? [`${r.runner} (skipped)`, ...header.slice(1).map(() => '-')]
@@ -77,6 +124,8 @@ export function formatTable(results: RunnerResult[]): string {
           r.peakRssMb.toFixed(0),
           ratio(r.ratioVsCrawlee),
           ratio(r.ratioVsBare),
+          ratio(r.ratioVsEmbedded),
+          r.cluster ? r.cluster.servicesCpuSeconds.toFixed(1) : '-',
         ],
   );
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)));

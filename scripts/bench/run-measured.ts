@@ -25,6 +25,13 @@ export interface MeasuredCommand {
   timeoutMs: number;
   /** Pass the child's stderr through instead of keeping only its tail. */
   inheritStderr?: boolean;
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Running processes whose trees count in the figures with the command's (a cluster's scheduler
+   * and agent, which the command only talks to). Their CPU is their whole life up to the end of the
+   * command; they are not waited for, so the reaped figure covers the command alone.
+   */
+  alsoMonitor?: readonly number[];
 }
 
 /**
@@ -37,9 +44,10 @@ export async function runMeasured(cmd: MeasuredCommand): Promise<MeasuredRun> {
   const startedAt = performance.now();
   const child = spawn(cmd.command, cmd.args, {
     stdio: ['ignore', 'pipe', cmd.inheritStderr ? 'inherit' : 'pipe'],
+    ...(cmd.env ? { env: cmd.env } : {}),
   });
   if (child.pid === undefined) throw new Error(`could not start ${cmd.command}`);
-  const monitor = startTreeMonitor(child.pid);
+  const monitor = startTreeMonitor([child.pid, ...(cmd.alsoMonitor ?? [])]);
   let stdout = '';
   let stderrTail = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,8 @@ export interface RunnerSpec {
   keeps: string;
   /** Why it cannot run, if it cannot. */
   skip?: string;
+  /** A distributed run: the command is `crawl --cluster`, submitted to a cluster started for it. */
+  cluster?: { processes: number };
   /** Called just before the run (the ackcrawl runner makes its output folder here). */
   prepare(): { args: string[]; cleanup(): void };
 }
@@ -29,8 +30,9 @@ export function planRunners(o: BenchOptions, url: string): RunnerSpec[] {
   const plan: RunnerSpec[] = [];
   for (const kind of o.only) {
     if (kind === 'ackcrawl') {
-      plan.push(ackcrawl(o, url, false));
-      if (o.cluster && ackcrawlSupportsCluster()) plan.push(ackcrawl(o, url, true));
+      plan.push(ackcrawl(o, url));
+      const sweep = o.clusterProcesses.length > 1;
+      if (o.cluster) for (const n of o.clusterProcesses) plan.push(ackcrawlCluster(url, n, sweep));
     }
     if (kind === 'crawlee') {
       const sweep = o.crawleeConcurrency.length > 1;
@@ -41,9 +43,9 @@ export function planRunners(o: BenchOptions, url: string): RunnerSpec[] {
   return plan;
 }
 
-function ackcrawl(o: BenchOptions, url: string, cluster: boolean): RunnerSpec {
+function ackcrawl(o: BenchOptions, url: string): RunnerSpec {
   return {
-    name: cluster ? 'ackcrawl-cluster' : 'ackcrawl',
+    name: 'ackcrawl',
     kind: 'ackcrawl',
     keeps: 'every page with its body, durably on disk',
     ...(ackcrawlCliBuilt() ? {} : { skip: 'dist/master/cli/main.js is not built yet' }),
@@ -52,9 +54,28 @@ function ackcrawl(o: BenchOptions, url: string, cluster: boolean): RunnerSpec {
       const args = [ackcrawlCli, 'crawl', url, '--out', out];
       args.push('--processes', String(o.ackProcesses), '--concurrency', String(o.ackConcurrency));
       args.push('--host-concurrency', '1000', '--host-delay', '0', '--allow-private', '--json');
-      if (cluster) args.push('--cluster');
       return { args, cleanup: () => rmSync(out, { recursive: true, force: true }) };
     },
+  };
+}
+
+/** The crawl CLI's side of a cluster run; cluster-runner.ts starts the cluster it submits to. */
+function ackcrawlCluster(url: string, processes: number, sweep: boolean): RunnerSpec {
+  return {
+    name: sweep ? `ackcrawl-cluster@${processes}` : 'ackcrawl-cluster',
+    kind: 'ackcrawl',
+    keeps: 'every page with its body in Kafka (acks: all), URLs in RabbitMQ',
+    cluster: { processes },
+    ...(ackcrawlCliBuilt() ? {} : { skip: 'dist/master/cli/main.js is not built yet' }),
+    prepare: () => ({
+      args: [ackcrawlCli, 'crawl', '--cluster', url, '--allow-private', '--json'].concat([
+        '--host-concurrency',
+        '1000',
+        '--host-delay',
+        '0',
+      ]),
+      cleanup: () => undefined,
+    }),
   };
 }
 
@@ -80,11 +101,4 @@ function bare(url: string, concurrency: number): RunnerSpec {
       cleanup: () => undefined,
     }),
   };
-}
-
-/** Whether the built CLI's `crawl --help` mentions `--cluster`. */
-export function ackcrawlSupportsCluster(): boolean {
-  if (!ackcrawlCliBuilt()) return false;
-  const help = spawnSync(process.execPath, [ackcrawlCli, 'crawl', '--help'], { encoding: 'utf8' });
-  return `${help.stdout}${help.stderr}`.includes('--cluster');
 }

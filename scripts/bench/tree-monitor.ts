@@ -19,11 +19,14 @@ export interface TreeMonitor {
 }
 
 /**
- * Samples a process tree from /proc every `intervalMs`. A process that exits between samples loses
- * at most one interval of CPU here; the caller adds the exact figure for reaped children (cutime)
- * and keeps the larger. Processes stay members once seen, so reparented orphans are still counted.
+ * Samples one or more process trees from /proc every `intervalMs`. A process that exits between
+ * samples loses at most one interval of CPU here; the caller adds the exact figure for reaped
+ * children (cutime) and keeps the larger. Processes stay members once seen, so reparented orphans
+ * are still counted. CPU is cumulative since each process started, so a root that was running
+ * before the monitor (a cluster's scheduler) counts its start-up too.
  */
-export function startTreeMonitor(rootPid: number, intervalMs = 200): TreeMonitor {
+export function startTreeMonitor(rootPids: number | readonly number[], intervalMs = 200): TreeMonitor {
+  const roots = new Set(typeof rootPids === 'number' ? [rootPids] : rootPids);
   const members = new Set<string>(); // `${pid}:${startTicks}`
   const maxTicks = new Map<string, number>();
   let peakRssPages = 0;
@@ -39,7 +42,7 @@ export function startTreeMonitor(rootPid: number, intervalMs = 200): TreeMonitor
       else children.set(p.ppid, [p]);
     }
     const live = new Map<number, ProcStat>();
-    const stack = all.filter((p) => p.pid === rootPid || members.has(key(p)));
+    const stack = all.filter((p) => roots.has(p.pid) || members.has(key(p)));
     for (let p = stack.pop(); p; p = stack.pop()) {
       if (live.has(p.pid)) continue;
       live.set(p.pid, p);
