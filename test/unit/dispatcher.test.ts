@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Dispatcher, type CrawlerSession } from '../../scheduler/dispatch/dispatcher.js';
+import { HostGate } from '../../scheduler/politeness/host-gate.js';
+import { silentLogger } from '../../shared/logger.js';
+import type { Frontier } from '../../shared/ports/frontier.js';
+import type { WireTask } from '../../shared/protocol/messages.js';
+import type { Lease } from '../../shared/protocol/task.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const lease = (leaseId: string): Lease => ({
+  taskId: 'same-task',
+  leaseId,
+  url: 'https://a.test/page',
+  host: 'a.test',
+  depth: 0,
+  priority: 0,
+  parentUrl: null,
+  attempt: 1,
+  lastError: null,
+});
+
+/** A frontier that hands out the given leases once, then nothing. */
+function onceFrontier(leases: Lease[]): Frontier {
+  let given = false;
+  return {
+    lease: async () => (given ? [] : ((given = true), leases)),
+    release: async () => undefined,
+    renew: async () => undefined,
+  } as unknown as Frontier;
+}
+
+test('a second copy of a task in flight takes its place without leaking a host slot', async () => {
+  const gate = new HostGate({ concurrency: 4, delayMs: 0 });
+  const dispatcher = new Dispatcher({
+    frontier: onceFrontier([lease('old-copy'), lease('new-copy')]),
+    gate,
+    logger: silentLogger(),
+    clock: Date.now,
+    leaseMs: 60_000,
+    bufferSize: 10,
+    perHostBuffer: 10,
+  });
+  const sent: WireTask[] = [];
+  const session: CrawlerSession = { id: 's1', credit: 2, sendTasks: (tasks) => sent.push(...tasks) };
+  dispatcher.addSession(session);
+  dispatcher.pump();
+  await waitFor(() => sent.length === 2, { timeoutMs: 2000, message: 'both copies sent' });
+  assert.equal(dispatcher.inFlightCount, 1, 'one task in flight, whichever copy');
+  assert.equal(gate.inFlight('a.test'), 1, 'the host counts one request for the task');
+  assert.ok(dispatcher.complete('s1', 'same-task'));
+  assert.equal(gate.inFlight('a.test'), 0, 'the slot is given back');
+  assert.equal(dispatcher.complete('s1', 'same-task'), null, 'the other copy’s outcome is stale');
+  await dispatcher.close();
+});
