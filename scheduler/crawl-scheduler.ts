@@ -20,7 +20,7 @@ import { createCrawlApi } from './http/crawl-api.js';
 import type { CrawlRequest, CrawlStatus } from '../shared/protocol/crawl-api.js';
 import { normalizeUrl } from '../shared/url/normalize.js';
 import { createScope, type ScopeMode } from '../shared/url/scope.js';
-import { hostKey } from './outcomes/link-filter.js';
+import { hostOfNormalized } from '../shared/url/host-of-normalized.js';
 
 /** What one crawl asks for; a cluster scheduler gets it from `POST /crawl`, embedded from config. */
 export interface JobSettings {
@@ -154,7 +154,7 @@ export class CrawlScheduler {
   private async pushSeeds(seeds: readonly string[]): Promise<number> {
     const tasks: NewTask[] = seeds.map((url) => ({
       url,
-      host: hostKey(url) ?? '',
+      host: hostOfNormalized(url) ?? '',
       depth: 0,
       priority: 0,
       parentUrl: null,

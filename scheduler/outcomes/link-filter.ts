@@ -1,4 +1,5 @@
 import type { NewTask } from '../../shared/protocol/task.js';
+import { hostOfNormalized } from '../../shared/url/host-of-normalized.js';
 
 export interface LinkFilterOptions {
   /** True when a URL is inside the crawl's scope. */
@@ -21,28 +22,11 @@ export function createLinkFilter(options: LinkFilterOptions) {
     const tasks: NewTask[] = [];
     for (const url of links) {
       if (!options.inScope(url)) continue;
-      const host = hostKey(url);
+      const host = hostOfNormalized(url);
       if (host === null) continue;
       const base = { url, host, depth, parentUrl: parent.url };
       tasks.push({ ...base, priority: priority(base) });
     }
     return tasks;
   };
-}
-
-/** `scheme://host[:port]` part's host with port, without parsing the whole URL again. */
-export function hostKey(url: string): string | null {
-  const start = url.indexOf('://');
-  if (start < 0) return null;
-  let end = url.length;
-  for (let i = start + 3; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) {
-      end = i;
-      break;
-    }
-  }
-  const authority = url.slice(start + 3, end);
-  const at = authority.lastIndexOf('@');
-  return at >= 0 ? authority.slice(at + 1) : authority;
 }

@@ -1,6 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLinkFilter, defaultPriority, hostKey } from '../../scheduler/outcomes/link-filter.js';
+import { createLinkFilter, defaultPriority } from '../../scheduler/outcomes/link-filter.js';
+import { hostOfNormalized as hostKey } from '../../shared/url/host-of-normalized.js';
+import { hostOf, normalizeUrl } from '../../shared/url/normalize.js';
 
 const inExample = (url: string): boolean => url.startsWith('https://example.test/');
 const parent = { url: 'https://example.test/', depth: 0 };
@@ -70,7 +72,20 @@ describe('createLinkFilter', () => {
   });
 });
 
-describe('hostKey', () => {
+describe('hostOfNormalized', () => {
+  test('agrees with hostOf on normalised URLs', () => {
+    for (const raw of [
+      'HTTP://Example.TEST:80/a',
+      'https://example.test.:8443/x?y#z',
+      'http://u:p@[2001:DB8::1]:81/',
+      'http://bücher.example/',
+      'https://a@b@example.test/x',
+    ]) {
+      const url = normalizeUrl(raw);
+      assert.equal(hostKey(url), hostOf(url), url);
+    }
+  });
+
   test('host with port, no path, query or fragment', () => {
     assert.equal(hostKey('https://example.test/a/b'), 'example.test');
     assert.equal(hostKey('http://example.test:8080/a'), 'example.test:8080');
