@@ -1,5 +1,6 @@
 import { describe } from 'node:test';
 import assert from 'node:assert/strict';
+import type { NewTask } from '../../shared/protocol/task.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import {
   ack,
@@ -51,6 +52,37 @@ export function frontierContract(name: string, makeFrontier: MakeFrontier): void
         assert.equal(lease.parentUrl, 'https://a.test/');
         assert.equal(lease.attempt, 1);
         assert.equal(lease.lastError, null);
+      });
+
+      define('keeps a task kind and lastmod through leases and retries', async ({ frontier }) => {
+        const sitemap = task('https://a.test/sitemap.xml', { kind: 'sitemap' });
+        const page = task('https://a.test/p', { lastmod: '2026-11-01T10:00:00Z' });
+        const plain = task('https://a.test/q');
+        await frontier.push([sitemap, page, plain]);
+        const leases = await frontier.lease(3);
+        const byUrl = new Map(leases.map((l) => [l.url, l]));
+        assert.equal(byUrl.get(sitemap.url)?.kind, 'sitemap');
+        assert.equal(byUrl.get(page.url)?.lastmod, '2026-11-01T10:00:00Z');
+        assert.equal(byUrl.get(plain.url)?.kind ?? 'page', 'page');
+        assert.equal(byUrl.get(plain.url)?.lastmod ?? null, null);
+        await frontier.settle({
+          acks: [],
+          retries: leases.map((lease) => ({ lease, delayMs: 0, error: 'again' })),
+          failures: [],
+        });
+        const again = new Map((await frontier.lease(3)).map((l) => [l.url, l]));
+        assert.equal(again.get(sitemap.url)?.kind, 'sitemap');
+        assert.equal(again.get(sitemap.url)?.attempt, 2);
+        assert.equal(again.get(page.url)?.lastmod, '2026-11-01T10:00:00Z');
+      });
+
+      define('rejects a task with an unknown kind or an oversized lastmod', async ({ frontier }) => {
+        const bad = { ...task('https://a.test/k'), kind: 'video' } as unknown as NewTask;
+        await assert.rejects(frontier.push([bad]), { code: 'FRONTIER_BAD_TASK' });
+        await assert.rejects(frontier.push([task('https://a.test/l', { lastmod: 'x'.repeat(65) })]), {
+          code: 'FRONTIER_BAD_TASK',
+        });
+        assert.equal((await frontier.stats()).total, 0);
       });
 
       define('stops accepting at maxTotal, counting every URL ever accepted', async ({ frontier }) => {

@@ -5,7 +5,7 @@ import { StorageError } from '../../errors.js';
 export const State = { queued: 0, leased: 1, done: 2, failed: 3 } as const;
 export type StateValue = (typeof State)[keyof typeof State];
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /**
  * Each entry takes the schema from version `index` to `index + 1`. Rows are never deleted, so the
@@ -38,6 +38,11 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX tasks_ready ON tasks (priority DESC, id, available_at, host) WHERE state = 0;
   CREATE INDEX tasks_delayed ON tasks (available_at) WHERE state = 0;
   CREATE INDEX tasks_leased ON tasks (lease_expires) WHERE state = 1;
+  `,
+  // 2: what the task is (NULL: a page) and a sitemap's lastmod for it.
+  `
+  ALTER TABLE tasks ADD COLUMN kind TEXT;
+  ALTER TABLE tasks ADD COLUMN lastmod TEXT;
   `,
 ];
 

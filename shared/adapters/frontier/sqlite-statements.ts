@@ -7,6 +7,8 @@ export interface TaskRow {
   depth: number;
   priority: number;
   parent_url: string | null;
+  kind: string | null;
+  lastmod: string | null;
   attempt: number;
   last_error: string | null;
 }
@@ -18,11 +20,14 @@ interface Count {
 /** Every statement the frontier runs, prepared once at open. States are literals (see sqlite-schema.ts). */
 export function prepareStatements(db: Database.Database) {
   return {
-    /** (url, host, depth, priority, parent_url, now, now, now) */
-    insert: db.prepare<[string, string, number, number, string | null, number, number, number]>(
+    /** (url, host, depth, priority, parent_url, kind, lastmod, now, now, now) */
+    insert: db.prepare<
+      [string, string, number, number, string | null, string | null, string | null, number, number, number]
+    >(
       `INSERT OR IGNORE INTO tasks
-         (url, host, depth, priority, parent_url, state, attempt, available_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 0, 1, ?, ?, ?)`,
+         (url, host, depth, priority, parent_url, kind, lastmod, state, attempt, available_at,
+          created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 0, 1, ?, ?, ?)`,
     ),
     /** (now, now, now): expired leases back to queued, ready at once; attempt unchanged. */
     requeueExpired: db.prepare<[number, number, number]>(
@@ -32,7 +37,7 @@ export function prepareStatements(db: Database.Database) {
     ),
     /** (now, excludeHostsJson, limit) */
     selectReady: db.prepare<[number, string, number], TaskRow>(
-      `SELECT id, url, host, depth, priority, parent_url, attempt, last_error FROM tasks
+      `SELECT id, url, host, depth, priority, parent_url, kind, lastmod, attempt, last_error FROM tasks
        WHERE state = 0 AND available_at <= ? AND host NOT IN (SELECT value FROM json_each(?))
        ORDER BY priority DESC, id LIMIT ?`,
     ),

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../errors.js';
-import type { NewTask } from '../../protocol/task.js';
+import { MAX_LASTMOD_LENGTH, type NewTask } from '../../protocol/task.js';
 import type { Settlement } from '../../ports/frontier.js';
 
 /**
@@ -25,6 +25,16 @@ function newTaskProblem(task: NewTask): string | null {
   if (!Number.isFinite(task.priority)) return 'priority must be a finite number';
   if (task.parentUrl !== null && task.parentUrl !== undefined && typeof task.parentUrl !== 'string') {
     return 'parentUrl must be a string or null';
+  }
+  if (task.kind !== undefined && task.kind !== 'page' && task.kind !== 'sitemap') {
+    return "kind must be 'page' or 'sitemap'";
+  }
+  if (
+    task.lastmod !== undefined &&
+    task.lastmod !== null &&
+    (typeof task.lastmod !== 'string' || task.lastmod.length > MAX_LASTMOD_LENGTH)
+  ) {
+    return `lastmod must be a string of at most ${MAX_LASTMOD_LENGTH} characters, or null`;
   }
   return null;
 }

@@ -227,6 +227,8 @@ export function toLease(held: Held): Lease {
     depth: task.depth,
     priority: task.priority,
     parentUrl: task.parentUrl,
+    ...(task.kind === 'sitemap' ? { kind: task.kind } : {}),
+    ...(task.lastmod === undefined ? {} : { lastmod: task.lastmod }),
     taskId: held.taskId,
     leaseId: held.leaseId,
     attempt: task.attempt,

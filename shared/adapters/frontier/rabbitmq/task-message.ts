@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { NewTask } from '../../../protocol/task.js';
+import type { NewTask, TaskKind } from '../../../protocol/task.js';
 
 /**
  * A task as it travels through the queues: a JSON body, one task per message. `attempt` grows with
@@ -16,6 +16,9 @@ export interface TaskMessage {
   attempt: number;
   lastError: string | null;
   notBefore?: number;
+  /** Absent: a page. */
+  kind?: TaskKind;
+  lastmod?: string;
 }
 
 export function newTaskMessage(task: NewTask): TaskMessage {
@@ -28,6 +31,8 @@ export function newTaskMessage(task: NewTask): TaskMessage {
     parentUrl: task.parentUrl ?? null,
     attempt: 1,
     lastError: null,
+    ...(task.kind === 'sitemap' ? { kind: task.kind } : {}),
+    ...(typeof task.lastmod === 'string' ? { lastmod: task.lastmod } : {}),
   };
 }
 
@@ -56,7 +61,9 @@ export function decodeTaskMessage(content: Buffer): TaskMessage | null {
     Number.isInteger(m.attempt) &&
     (m.attempt as number) >= 1 &&
     (m.lastError === null || typeof m.lastError === 'string') &&
-    (m.notBefore === undefined || Number.isFinite(m.notBefore));
+    (m.notBefore === undefined || Number.isFinite(m.notBefore)) &&
+    (m.kind === undefined || m.kind === 'page' || m.kind === 'sitemap') &&
+    (m.lastmod === undefined || typeof m.lastmod === 'string');
   return ok ? (value as TaskMessage) : null;
 }
 
