@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { field } from '../shared/config/load.js';
 import { kafkaSettingsSchema } from '../shared/config/kafka-settings.js';
 import { s3SettingsSchema } from '../shared/config/s3-settings.js';
+import { renderHostsSchema, renderModeSchema } from '../shared/protocol/render-rules.js';
 
 /** Scheduler settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_HOST_DELAY_MS). */
 export const schedulerConfigSchema = z.object({
@@ -37,6 +38,10 @@ export const schedulerConfigSchema = z.object({
   hostDelayMs: field.int().default(500),
   retryDelayMs: field.int().default(300_000),
   maxAttempts: field.int(1).default(3),
+  /** Render every page in a browser (`always`) or none (`never`); needs render crawlers. */
+  render: renderModeSchema.default('never'),
+  /** Host patterns whose pages are rendered whatever `render` says (example.com, *.example.com). */
+  renderHosts: field.list().pipe(renderHostsSchema).default([]),
   leaseMs: field.int(1000).default(120_000),
   heartbeatMs: field.int(100).default(5_000),
   userAgent: z.string().min(1).default('ackcrawl/0.1 (+https://github.com/ackcrawl/ackcrawl)'),

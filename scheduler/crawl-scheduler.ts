@@ -21,6 +21,8 @@ import type { CrawlRequest, CrawlStatus } from '../shared/protocol/crawl-api.js'
 import { normalizeUrl } from '../shared/url/normalize.js';
 import { createScope, type ScopeMode } from '../shared/url/scope.js';
 import { hostOfNormalized } from '../shared/url/host-of-normalized.js';
+import type { RenderMode } from '../shared/protocol/render-rules.js';
+import { renderPredicate, type RenderPredicate } from './dispatch/render-rule.js';
 
 /** What one crawl asks for; a cluster scheduler gets it from `POST /crawl`, embedded from config. */
 export interface JobSettings {
@@ -33,6 +35,9 @@ export interface JobSettings {
   retryDelayMs: number;
   maxAttempts: number;
   fetch: FetchSettings;
+  /** Render rules (absent in job files written before rendering existed: nothing is rendered). */
+  render?: RenderMode;
+  renderHosts?: string[];
 }
 
 export interface CrawlSchedulerSettings {
@@ -69,6 +74,7 @@ export class CrawlScheduler {
   private readonly dispatcher: Dispatcher;
   private readonly settler: Settler;
   private linkFilter: ReturnType<typeof createLinkFilter>;
+  private needsRender: RenderPredicate | null;
   private job: JobSettings;
   private readonly clock: () => number;
   private readonly meter: ProgressMeter;
@@ -87,6 +93,7 @@ export class CrawlScheduler {
     this.job = settings.job;
     this.gate = new HostGate({ concurrency: this.job.hostConcurrency, delayMs: this.job.hostDelayMs });
     this.linkFilter = this.makeLinkFilter();
+    this.needsRender = renderPredicate(this.job);
     this.meter = new ProgressMeter(this.clock);
     this.settler = new Settler({
       sink: deps.sink,
@@ -106,6 +113,7 @@ export class CrawlScheduler {
       perHostBuffer: () => Math.max(16, this.job.hostConcurrency * 4),
       intercept: (lease) => this.settleRecovered(lease),
       canDispatch: () => this.settler.backlog < settings.bufferSize * 2,
+      needsRender: () => this.needsRender,
     });
   }
 
@@ -180,6 +188,8 @@ export class CrawlScheduler {
       hostConcurrency: request.hostConcurrency,
       hostDelayMs: request.hostDelayMs,
       retryDelayMs: request.retryDelayMs,
+      render: request.render,
+      renderHosts: request.renderHosts,
       fetch: {
         ...this.job.fetch,
         allowPrivate: request.allowPrivate,
@@ -189,6 +199,7 @@ export class CrawlScheduler {
     this.deps.saveJob?.(this.job);
     this.gate.configure({ concurrency: this.job.hostConcurrency, delayMs: this.job.hostDelayMs });
     this.linkFilter = this.makeLinkFilter();
+    this.needsRender = renderPredicate(this.job);
     for (const session of this.server?.sessions ?? [])
       session.send({ type: 'settings', fetch: this.job.fetch });
     const accepted = await this.pushSeeds(seeds);

@@ -42,6 +42,8 @@ function jobFromConfig(config: SchedulerConfig): JobSettings {
     hostDelayMs: config.hostDelayMs,
     retryDelayMs: config.retryDelayMs,
     maxAttempts: config.maxAttempts,
+    render: config.render,
+    renderHosts: [...config.renderHosts],
     fetch: {
       userAgent: config.userAgent,
       connectTimeoutMs: config.connectTimeoutMs,

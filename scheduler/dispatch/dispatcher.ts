@@ -3,6 +3,7 @@ import type { Frontier } from '../../shared/ports/frontier.js';
 import type { WireTask } from '../../shared/protocol/messages.js';
 import type { Lease } from '../../shared/protocol/task.js';
 import type { HostGate } from '../politeness/host-gate.js';
+import type { RenderPredicate } from './render-rule.js';
 import { TaskBuffer } from './task-buffer.js';
 
 /** What the dispatcher needs of a connected crawler. */
@@ -10,6 +11,8 @@ export interface CrawlerSession {
   readonly id: string;
   /** Tasks the crawler asked for and has not been sent yet. Never exceeded. */
   credit: number;
+  /** The crawler announced the `render` capability: it may take tasks that need a browser. */
+  readonly canRender?: boolean;
   sendTasks(tasks: WireTask[]): void;
 }
 
@@ -32,6 +35,8 @@ export interface DispatcherOptions {
   intercept?: (lease: Lease) => boolean;
   /** False while the outcome pipeline is backed up: no new work goes out. */
   canDispatch?: () => boolean;
+  /** Which tasks need a browser (the job's render rules, read at each pump); null: none. */
+  needsRender?: () => RenderPredicate | null;
 }
 
 /**
@@ -48,6 +53,8 @@ export class Dispatcher {
   private wakeTimer: NodeJS.Timeout | null = null;
   private sessionCursor = 0;
   private closed = false;
+  private lastNoRendererWarning = 0;
+  private noRendererSince: number | null = null;
 
   constructor(private readonly options: DispatcherOptions) {
     const { perHostBuffer } = options;
@@ -109,13 +116,19 @@ export class Dispatcher {
     const batches = new Map<CrawlerSession, WireTask[]>();
     let wakeInMs = Infinity;
     const allowed = this.options.canDispatch?.() ?? true;
+    const needsRender = this.options.needsRender?.() ?? null;
+    // Once a static crawler finds nothing it may take, no static crawler will in this pump.
+    let staticDone = false;
     while (allowed) {
-      const session = this.nextSessionWithCredit();
+      const session = this.nextSessionWithCredit(staticDone);
       if (!session) break;
-      const { lease, wakeInMs: wait } = this.buffer.take(this.options.gate, now);
+      const { lease, wakeInMs: wait } = this.takeFor(session, needsRender, now);
       if (!lease) {
-        wakeInMs = wait;
-        break;
+        wakeInMs = Math.min(wakeInMs, wait);
+        if (session.canRender === true || needsRender === null) break;
+        staticDone = true;
+        this.warnIfNoRenderer(needsRender);
+        continue;
       }
       if (this.options.intercept?.(lease)) continue;
       // A lease lost with its broker connection comes back as a new delivery: fetching it now would
@@ -136,6 +149,7 @@ export class Dispatcher {
         depth: lease.depth,
         attempt: lease.attempt,
         parentUrl: lease.parentUrl,
+        ...(session.canRender === true && needsRender?.(lease) ? { render: true } : {}),
       });
     }
     for (const [session, tasks] of batches) session.sendTasks(tasks);
@@ -143,10 +157,48 @@ export class Dispatcher {
     if (this.buffer.size < this.options.bufferSize / 2 && now >= this.frontierEmptyUntil) void this.refill();
   }
 
-  private nextSessionWithCredit(): CrawlerSession | null {
+  /**
+   * A static crawler takes only tasks that need no browser, passing over hosts that wait for one;
+   * a render crawler takes those first, then anything, so static work never waits for rendering.
+   */
+  private takeFor(
+    session: CrawlerSession,
+    needsRender: RenderPredicate | null,
+    now: number,
+  ): { lease: Lease | null; wakeInMs: number } {
+    const { gate } = this.options;
+    if (needsRender === null) return this.buffer.take(gate, now);
+    if (session.canRender !== true) return this.buffer.take(gate, now, (lease) => !needsRender(lease));
+    const rendered = this.buffer.take(gate, now, needsRender);
+    if (rendered.lease) return rendered;
+    const any = this.buffer.take(gate, now);
+    return { lease: any.lease, wakeInMs: Math.min(rendered.wakeInMs, any.wakeInMs) };
+  }
+
+  /**
+   * Render tasks wait while no render crawler is connected: after 30 s of that (crawlers start at
+   * their own pace), say so once a minute.
+   */
+  private warnIfNoRenderer(needsRender: RenderPredicate): void {
+    const now = this.options.clock();
+    if ([...this.sessions.values()].some((s) => s.canRender === true)) {
+      this.noRendererSince = null;
+      return;
+    }
+    this.noRendererSince ??= now;
+    if (now - this.noRendererSince < 30_000 || now - this.lastNoRendererWarning < 60_000) return;
+    this.lastNoRendererWarning = now;
+    if (!this.buffer.all().some(needsRender)) return;
+    this.options.logger.warn(
+      'tasks that need rendering are waiting, and no render-capable crawler is connected (ackcrawl crawler --render)',
+    );
+  }
+
+  private nextSessionWithCredit(skipStatic = false): CrawlerSession | null {
     const list = [...this.sessions.values()];
     for (let i = 0; i < list.length; i++) {
       const session = list[(this.sessionCursor + i) % list.length] as CrawlerSession;
+      if (skipStatic && session.canRender !== true) continue;
       if (session.credit > 0) {
         this.sessionCursor = (this.sessionCursor + i + 1) % list.length;
         return session;

@@ -38,14 +38,20 @@ export class TaskBuffer {
 
   /**
    * The next task whose host may start now, or null; `wakeInMs` tells when to look again
-   * (Infinity when every waiting host waits for a request to finish).
+   * (Infinity when every waiting host waits for a request to finish). With `accept`, a host whose
+   * next task it refuses is passed over (a static crawler skips hosts waiting for a renderer).
    */
-  take(gate: HostGate, now: number): { lease: Lease | null; wakeInMs: number } {
+  take(
+    gate: HostGate,
+    now: number,
+    accept?: (lease: Lease) => boolean,
+  ): { lease: Lease | null; wakeInMs: number } {
     let wakeInMs = Infinity;
     const n = this.hosts.length;
     for (let i = 0; i < n; i++) {
       const index = (this.cursor + i) % n;
       const host = this.hosts[index] as string;
+      if (accept && !accept((this.byHost.get(host) as Lease[])[0] as Lease)) continue;
       const wait = gate.waitMs(host, now);
       if (wait > 0) {
         wakeInMs = Math.min(wakeInMs, wait);

@@ -10,6 +10,7 @@ import {
   type WireTask,
 } from '../../shared/protocol/messages.js';
 import { decodeOutcomeFrame, type DecodedOutcome } from '../../shared/protocol/outcome-frame.js';
+import { RENDER_CAPABILITY } from '../../shared/protocol/render-rules.js';
 import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
 import type { CrawlerSession } from '../dispatch/dispatcher.js';
 
@@ -40,6 +41,7 @@ export class WsSession implements CrawlerSession {
   readonly id = randomUUID();
   credit = 0;
   crawlerId = '';
+  canRender = false;
   private ready = false;
   private badFrames = 0;
   private lastSeen = Date.now();
@@ -137,6 +139,7 @@ export class WsSession implements CrawlerSession {
     if (refused) return this.fatal(refused);
     this.ready = true;
     this.crawlerId = hello.crawlerId;
+    this.canRender = hello.capabilities?.includes(RENDER_CAPABILITY) ?? false;
     this.send({
       type: 'welcome',
       protocol: PROTOCOL_VERSION,
@@ -144,7 +147,10 @@ export class WsSession implements CrawlerSession {
       heartbeatMs: this.options.heartbeatMs,
       fetch: this.options.fetch(),
     });
-    this.logger.info({ crawlerId: hello.crawlerId, pid: hello.pid }, 'crawler connected');
+    this.logger.info(
+      { crawlerId: hello.crawlerId, pid: hello.pid, capabilities: hello.capabilities ?? [] },
+      'crawler connected',
+    );
     this.handlers.onReady(this);
   }
 

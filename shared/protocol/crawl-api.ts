@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { renderHostsSchema, renderModeSchema } from './render-rules.js';
 
 /**
  * The scheduler's crawl API (`POST /crawl`, `GET /crawl`), used by `ackcrawl crawl --cluster` to
@@ -14,6 +15,9 @@ export const crawlRequestSchema = z.object({
   retryDelayMs: z.number().int().nonnegative().default(300_000),
   allowPrivate: z.boolean().default(false),
   userAgent: z.string().min(1).max(500).optional(),
+  /** Render pages in a browser: every page (`always`) or only those of `renderHosts`. */
+  render: renderModeSchema.default('never'),
+  renderHosts: renderHostsSchema.default([]),
 });
 export type CrawlRequest = z.infer<typeof crawlRequestSchema>;
 

@@ -24,6 +24,8 @@ export const helloSchema = z.object({
   crawlerId: z.string().min(1).max(200),
   token: z.string().max(500).optional(),
   pid: z.number().int().optional(),
+  /** What this crawler can do beyond fetching, e.g. `render` (it drives a browser). Absent: none. */
+  capabilities: z.array(z.string().min(1).max(50)).max(20).optional(),
 });
 export const creditSchema = z.object({
   type: z.literal('credit'),
@@ -48,6 +50,8 @@ export const wireTaskSchema = z.object({
   depth: z.number().int().nonnegative(),
   attempt: z.number().int().positive(),
   parentUrl: z.string().nullable(),
+  /** Render the page in a browser; sent only to crawlers that announced the `render` capability. */
+  render: z.boolean().optional(),
 });
 export type WireTask = z.infer<typeof wireTaskSchema>;
 
