@@ -14,14 +14,20 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const config = loadConfig(agentConfigSchema, env);
   const logger = createLogger({ name: 'agent', level: config.logLevel });
   const manager = new ProcessManager({
-    spawn: nodeSpawner(CRAWLER_SCRIPT, env, `${hostname()}-${process.pid}`),
+    // Slots past `processes` are the render-capable ones.
+    spawn: nodeSpawner(
+      CRAWLER_SCRIPT,
+      env,
+      `${hostname()}-${process.pid}`,
+      (slot) => slot >= config.processes,
+    ),
     logger,
     stopTimeoutMs: config.stopTimeoutMs,
     maxRestartsPerMinute: config.maxRestartsPerMinute,
   });
   onShutdownSignal(logger, () => manager.stop(), config.stopTimeoutMs + 5_000);
-  manager.scale(config.processes);
-  logger.info({ processes: config.processes }, 'agent running');
+  manager.scale(config.processes + config.renderProcesses);
+  logger.info({ processes: config.processes, renderProcesses: config.renderProcesses }, 'agent running');
 }
 
 if (isEntryPoint(import.meta.url)) {

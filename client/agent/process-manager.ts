@@ -115,16 +115,27 @@ export class ProcessManager {
  */
 export const CRAWLER_NODE_FLAGS = ['--max-semi-space-size=8'];
 
-/** Spawns `node <script>` with the agent's environment plus a crawler id per slot. */
-export function nodeSpawner(script: string, env: NodeJS.ProcessEnv, idPrefix: string): Spawner {
-  return (slot) =>
-    spawn(process.execPath, [...CRAWLER_NODE_FLAGS, script], {
+/**
+ * Spawns `node <script>` with the agent's environment plus a crawler id per slot; slots for which
+ * `renders` is true get the render capability (ACKCRAWL_CAN_RENDER).
+ */
+export function nodeSpawner(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  idPrefix: string,
+  renders: (slot: number) => boolean = () => false,
+): Spawner {
+  return (slot) => {
+    const render = renders(slot);
+    return spawn(process.execPath, [...CRAWLER_NODE_FLAGS, script], {
       // The agent's own config file is not the crawler's: crawlers take the environment only.
       env: {
         ...env,
         ACKCRAWL_CONFIG: undefined,
-        ACKCRAWL_CRAWLER_ID: `${idPrefix}-${slot}-${Date.now().toString(36)}`,
+        ACKCRAWL_CRAWLER_ID: `${idPrefix}-${render ? 'render-' : ''}${slot}-${Date.now().toString(36)}`,
+        ...(render ? { ACKCRAWL_CAN_RENDER: 'true' } : {}),
       },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
+  };
 }

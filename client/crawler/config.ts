@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { DEFAULT_CHROMIUM_PATH } from '../../shared/config/chromium.js';
 import { field } from '../../shared/config/load.js';
 
 /** Crawler process settings (ACKCRAWL_<KEY>); fetch limits come from the scheduler's welcome. */
@@ -8,6 +9,16 @@ export const crawlerConfigSchema = z.object({
   token: z.string().optional(),
   crawlerId: z.string().min(1).default(`${hostname()}-${process.pid}`),
   concurrency: field.int(1).default(32),
+  /**
+   * Announce the `render` capability and render the tasks that ask for it in a browser. Such a
+   * process works on at most `renderConcurrency` tasks at once, fetched or rendered.
+   */
+  canRender: field.bool().default(false),
+  /** The browser: Debian's chromium package. Never downloaded by a tool. */
+  chromiumPath: z.string().min(1).default(DEFAULT_CHROMIUM_PATH),
+  renderConcurrency: field.int(1).default(4),
+  /** After the page's load event, wait at most this long for the network to settle. */
+  renderIdleTimeoutMs: field.int(0).default(5_000),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

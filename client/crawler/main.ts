@@ -1,9 +1,13 @@
 import { loadConfig } from '../../shared/config/load.js';
+import { chromiumProblem } from '../../shared/config/chromium.js';
 import { AppError, ConfigError } from '../../shared/errors.js';
+import { RENDER_CAPABILITY } from '../../shared/protocol/render-rules.js';
 import { createLogger } from '../../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../../shared/lifecycle/signals.js';
 import type { FetchSettings } from '../../shared/protocol/messages.js';
-import { crawlerConfigSchema } from './config.js';
+import { crawlerConfigSchema, type CrawlerConfig } from './config.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Renderer } from './render/renderer.js';
 import { createAgents } from './fetch/agents.js';
 import { Fetcher } from './fetch/fetcher.js';
 import { processTask } from './page/process-task.js';
@@ -12,6 +16,8 @@ import { SchedulerClient } from './scheduler-client.js';
 /** Composition root of one crawler process. */
 export async function main(env: Record<string, string | undefined> = process.env): Promise<void> {
   const config = loadConfig(crawlerConfigSchema, env);
+  const chromium = config.canRender ? chromiumProblem(config.chromiumPath) : null;
+  if (chromium) throw new ConfigError([`canRender (ACKCRAWL_CAN_RENDER): ${chromium}`]);
   const logger = createLogger({ name: 'crawler', level: config.logLevel }).child({
     crawlerId: config.crawlerId,
   });
@@ -27,29 +33,56 @@ export async function main(env: Record<string, string | undefined> = process.env
     }
     return fetcher.fetcher;
   };
+  const renderer = config.canRender ? await createRenderer(config, logger) : null;
   const client = new SchedulerClient({
     url: config.schedulerUrl,
     token: config.token,
     crawlerId: config.crawlerId,
-    concurrency: config.concurrency,
+    // A render crawler takes no more tasks than it can render at once: a task must not wait for
+    // a browser page longer than the scheduler waits for its outcome.
+    concurrency: renderer ? Math.min(config.concurrency, config.renderConcurrency) : config.concurrency,
+    ...(renderer ? { capabilities: [RENDER_CAPABILITY] } : {}),
     logger,
     work: (task, settings) =>
-      processTask(task, { fetcher: fetcherFor(settings), crawlerId: config.crawlerId }),
+      processTask(task, {
+        fetcher: fetcherFor(settings),
+        ...(renderer ? { render: (url: string) => renderer.render(url, settings) } : {}),
+        crawlerId: config.crawlerId,
+      }),
     onFatal: (code, message) => {
       logger.fatal({ code, message }, 'refused by the scheduler; exiting');
       process.exit(3);
     },
   });
-  onShutdownSignal(logger, () => client.close());
+  const close = async (): Promise<void> => {
+    await client.close();
+    await renderer?.close();
+  };
+  onShutdownSignal(logger, close);
   // An orphaned crawler (its agent died by kill -9) stops instead of crawling unsupervised.
   const parent = process.ppid;
   setInterval(() => {
     if (process.ppid !== parent) {
       logger.warn('agent gone; stopping');
-      void client.close().then(() => process.exit(0));
+      void close().then(() => process.exit(0));
     }
   }, 1000).unref();
   client.start();
+}
+
+/** Loaded only in render crawlers: a static crawler never loads playwright-core. */
+async function createRenderer(config: CrawlerConfig, logger: Logger): Promise<Renderer> {
+  const [{ Renderer }, { BrowserHost, chromiumLauncher }] = await Promise.all([
+    import('./render/renderer.js'),
+    import('./render/browser-host.js'),
+  ]);
+  const log = logger.child({ module: 'renderer' });
+  return new Renderer({
+    host: new BrowserHost(chromiumLauncher(config.chromiumPath), log),
+    logger: log,
+    concurrency: config.renderConcurrency,
+    idleTimeoutMs: config.renderIdleTimeoutMs,
+  });
 }
 
 if (isEntryPoint(import.meta.url)) {

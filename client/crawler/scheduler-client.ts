@@ -9,6 +9,8 @@ export interface SchedulerClientOptions {
   crawlerId: string;
   /** Tasks worked on at once. */
   concurrency: number;
+  /** Announced in the hello, e.g. `render`. */
+  capabilities?: string[];
   logger: Logger;
   /** Does one task; resolves with its outcome frame. Must not throw. */
   work: (task: WireTask, settings: FetchSettings) => Promise<Buffer>;
@@ -59,6 +61,7 @@ export class SchedulerClient {
           protocol: PROTOCOL_VERSION,
           crawlerId: this.options.crawlerId,
           pid: process.pid,
+          ...(this.options.capabilities?.length ? { capabilities: this.options.capabilities } : {}),
           ...(this.options.token ? { token: this.options.token } : {}),
         }),
       );

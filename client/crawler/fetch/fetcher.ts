@@ -11,6 +11,8 @@ export interface FetchedPage {
   contentType: string | null;
   /** Decompressed body, at most maxBodyBytes. */
   body: Buffer;
+  /** The body is a browser's DOM serialisation (UTF-8), not the bytes the server sent. */
+  rendered?: boolean;
 }
 
 const KEPT_HEADERS = [
@@ -26,6 +28,16 @@ const KEPT_HEADERS = [
   'server',
   'date',
 ];
+
+/** The response headers a record keeps (names lower-case). */
+export function keptHeaders(all: Record<string, string | string[] | undefined>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const value = all[name];
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
 
 /**
  * got with the crawler's limits: timeouts (connect, first byte, total), a redirect cap, and a cap
@@ -82,11 +94,7 @@ export class Fetcher {
           redirectUrls: URL[];
           headers: Record<string, string | string[] | undefined>;
         }) => {
-          const headers: Record<string, string> = {};
-          for (const name of KEPT_HEADERS) {
-            const value = response.headers[name];
-            if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-          }
+          const headers = keptHeaders(response.headers);
           const declared = Number(headers['content-length']);
           if (!headers['content-encoding'] && Number.isFinite(declared) && declared > max) {
             fail(

@@ -8,11 +8,35 @@ import type { FetchedPage, Fetcher } from '../fetch/fetcher.js';
 import { statusFailure } from '../fetch/fetcher.js';
 import { FetchError, toFetchError } from '../fetch/fetch-error.js';
 import { encodeBody } from './body-encoding.js';
+import { NOT_A_PAGE } from '../render/codes.js';
 
 export interface ProcessContext {
   fetcher: Fetcher;
+  /** Renders a page in a browser; present in render-capable crawlers only. */
+  render?: (url: string) => Promise<FetchedPage>;
   crawlerId: string;
   clock?: () => number;
+}
+
+const RENDERED_TYPE = 'text/html; charset=utf-8';
+
+/**
+ * The page as the task asks for it: rendered in a browser, or fetched. A render target that turns
+ * out to be a download is fetched instead.
+ */
+async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage> {
+  if (!task.render) return ctx.fetcher.fetch(task.url);
+  if (!ctx.render) {
+    throw new FetchError('RENDER_UNAVAILABLE', 'this crawler cannot render pages (start it with --render)', {
+      retriable: true,
+    });
+  }
+  try {
+    return await ctx.render(task.url);
+  } catch (err) {
+    if (err instanceof FetchError && err.code === NOT_A_PAGE) return ctx.fetcher.fetch(task.url);
+    throw err;
+  }
 }
 
 /**
@@ -26,7 +50,7 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
   let page: FetchedPage | null = null;
   let failure: FetchError | null = null;
   try {
-    page = await ctx.fetcher.fetch(task.url);
+    page = await obtain(task, ctx);
     failure = statusFailure(page);
   } catch (err) {
     failure = toFetchError(err);
@@ -43,9 +67,10 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
   let links: string[] = [];
   let follow: string[] = [];
   let nofollow = false;
-  // Decoded once: the same text is parsed for links and stored in the record.
-  const body = page ? encodeBody(page.body, page.contentType) : null;
-  if (page && body && !failure && isHtmlContentType(page.contentType)) {
+  // Decoded once: the same text is parsed for links and stored in the record. A rendered DOM is
+  // UTF-8 whatever charset the server's bytes were in.
+  const body = page ? encodeBody(page.body, page.rendered ? RENDERED_TYPE : page.contentType) : null;
+  if (page && body && !failure && (page.rendered || isHtmlContentType(page.contentType))) {
     try {
       // Undecodable charsets are stored as base64; links are ASCII, so latin1 reads them fine.
       const text = body.encoding === 'utf8' ? body.body : page.body.toString('latin1');
@@ -78,6 +103,7 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     bodySha256: page ? createHash('sha256').update(page.body).digest('hex') : null,
     bodyEncoding: body?.encoding ?? null,
     body: body?.body ?? null,
+    ...(page?.rendered ? { rendered: true } : {}),
   };
   const wireFailure: WireFailure | null = failure
     ? {

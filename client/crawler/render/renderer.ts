@@ -1,0 +1,219 @@
+import type { BrowserContext, Request, Response } from 'playwright-core';
+import type { Logger } from '../../../shared/logger.js';
+import type { FetchSettings } from '../../../shared/protocol/messages.js';
+import { FetchError } from '../fetch/fetch-error.js';
+import { keptHeaders, type FetchedPage } from '../fetch/fetcher.js';
+import { isHtmlContentType } from '../parse/content-type.js';
+import type { Resolved } from './address-guard.js';
+import type { BrowserHost } from './browser-host.js';
+import { BLOCKED_HEADER, FAILED_HEADER, startGuardProxy, type GuardProxy } from './guard-proxy.js';
+import { navigationError, renderFailed } from './render-error.js';
+import { Slots } from './slots.js';
+
+export interface RendererOptions {
+  host: BrowserHost;
+  logger: Logger;
+  /** Pages rendered at once in this process. */
+  concurrency: number;
+  /** After the load event, how long to wait at most for the network to settle. */
+  idleTimeoutMs: number;
+  /** The guard proxy's address rule (default: public addresses only, by the system resolver). */
+  resolve?: (hostname: string) => Promise<Resolved>;
+}
+
+const remaining = (deadline: number): number => Math.max(1, deadline - Date.now());
+
+/**
+ * Renders pages in the process's one browser: a fresh context per page (no cookies or storage
+ * shared between tasks), at most `concurrency` at once. A page loads (the `load` event), then gets
+ * up to `idleTimeoutMs` for the network to settle (500 ms without requests), and its DOM is
+ * serialised. The whole page, queueing excluded, fits in the fetch's `totalTimeoutMs`.
+ *
+ * Unless the job allows private addresses, the context sends all its traffic through the guard
+ * proxy, which refuses loopback, private and link-local addresses on every hop (see
+ * docs/configuration.md, "Rendering", for what this covers).
+ */
+export class Renderer {
+  private readonly slots: Slots;
+  private proxy: Promise<GuardProxy> | null = null;
+
+  constructor(private readonly options: RendererOptions) {
+    this.slots = new Slots(options.concurrency);
+  }
+
+  async render(url: string, settings: FetchSettings): Promise<FetchedPage> {
+    const release = await this.slots.acquire();
+    try {
+      return await this.renderNow(url, settings);
+    } finally {
+      release();
+    }
+  }
+
+  private guardProxy(): Promise<GuardProxy> {
+    this.proxy ??= startGuardProxy({
+      logger: this.options.logger,
+      ...(this.options.resolve ? { resolve: this.options.resolve } : {}),
+    });
+    return this.proxy;
+  }
+
+  private async renderNow(url: string, settings: FetchSettings): Promise<FetchedPage> {
+    const deadline = Date.now() + settings.totalTimeoutMs;
+    const proxy = settings.allowPrivate ? null : await this.guardProxy();
+    let context: BrowserContext;
+    try {
+      const browser = await this.options.host.get();
+      context = await browser.newContext({
+        userAgent: settings.userAgent,
+        acceptDownloads: false,
+        serviceWorkers: 'block',
+        // `<-loopback>`: without it Chromium sends loopback requests around any proxy.
+        ...(proxy ? { proxy: { server: proxy.url, bypass: '<-loopback>' } } : {}),
+      });
+    } catch (err) {
+      throw renderFailed(`could not open a browser page: ${(err as Error).message}`, err);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    // A script that never yields blocks even the DOM read: the deadline does not wait for it.
+    const overdue = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new FetchError('RENDER_TIMEOUT', `the page was not rendered in ${settings.totalTimeoutMs} ms`, {
+              retriable: true,
+            }),
+          ),
+        remaining(deadline) + 1_000,
+      );
+    });
+    try {
+      return await Promise.race([this.visit(context, url, settings, deadline, proxy), overdue]);
+    } finally {
+      clearTimeout(timer);
+      const closed = await Promise.race([
+        context.close().then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000).unref()),
+      ]).catch(() => false);
+      if (!closed) {
+        this.options.logger.warn({ url }, 'browser did not close a page; restarting it');
+        await this.options.host.restart();
+      }
+    }
+  }
+
+  private async visit(
+    context: BrowserContext,
+    url: string,
+    settings: FetchSettings,
+    deadline: number,
+    proxy: GuardProxy | null,
+  ): Promise<FetchedPage> {
+    const page = await context.newPage();
+    let mainResponse: Response | null = null;
+    page.on('response', (r) => {
+      if (r.frame() === page.mainFrame() && r.request().isNavigationRequest()) mainResponse = r;
+    });
+    let response: Response | null;
+    try {
+      response = await page.goto(url, { waitUntil: 'load', timeout: remaining(deadline) });
+    } catch (err) {
+      // An error status with an empty body: Chromium reports a net error, the response has the status.
+      const last = mainResponse as Response | null;
+      if (last && /ERR_HTTP_RESPONSE_CODE_FAILURE/.test(String(err))) return bare(last);
+      throw navigationError(err, () => proxy?.tunnelFailure(authorityOf(url)) ?? null);
+    }
+    if (!response) throw renderFailed('the navigation produced no response');
+    const headers = await response.allHeaders();
+    checkProxyMarkers(headers);
+    // The network may never settle (polling, streaming): then the DOM is taken as it is at the cap.
+    await page
+      .waitForLoadState('networkidle', { timeout: Math.min(this.options.idleTimeoutMs, remaining(deadline)) })
+      .catch(() => undefined);
+    const contentType = headers['content-type'] ?? null;
+    const html = contentType === null || isHtmlContentType(contentType);
+    const body = html ? Buffer.from(await page.content(), 'utf8') : await response.body();
+    if (body.length > settings.maxBodyBytes) {
+      throw new FetchError(
+        'BODY_TOO_LARGE',
+        `${html ? 'rendered page' : 'body'} of ${body.length} bytes, over the ${settings.maxBodyBytes}-byte cap`,
+        { retriable: false, status: response.status() },
+      );
+    }
+    return {
+      status: response.status(),
+      finalUrl: response.url(),
+      redirects: redirectsOf(response),
+      headers: keptHeaders(headers),
+      contentType,
+      body,
+      rendered: html,
+    };
+  }
+
+  /** Closes the browser and the guard proxy. Safe to call twice. */
+  async close(): Promise<void> {
+    await this.options.host.close();
+    const proxy = this.proxy;
+    this.proxy = null;
+    await proxy?.then((p) => p.close()).catch(() => undefined);
+  }
+}
+
+/** A response without a page: its status and headers, no body. */
+async function bare(response: Response): Promise<FetchedPage> {
+  const headers = await response.allHeaders();
+  checkProxyMarkers(headers);
+  return {
+    status: response.status(),
+    finalUrl: response.url(),
+    redirects: redirectsOf(response),
+    headers: keptHeaders(headers),
+    contentType: headers['content-type'] ?? null,
+    body: Buffer.alloc(0),
+  };
+}
+
+function redirectsOf(response: Response): string[] {
+  const chain: string[] = [];
+  for (let request: Request | null = response.request(); request; request = request.redirectedFrom()) {
+    chain.unshift(request.url());
+  }
+  return chain.slice(1);
+}
+
+function authorityOf(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port || (parsed.protocol === 'https:' ? '443' : '80')}`;
+}
+
+/** The guard proxy's own answers, recognised by their marker headers (servers never send them). */
+function checkProxyMarkers(headers: Record<string, string>): void {
+  const blocked = headers[BLOCKED_HEADER];
+  if (blocked !== undefined) {
+    throw new FetchError('ADDRESS_BLOCKED', `refused to connect: ${decodeURIComponent(blocked)}`, {
+      retriable: false,
+    });
+  }
+  const failed = headers[FAILED_HEADER];
+  if (failed !== undefined)
+    throw navigationError(new Error(`net::${netName(failed)} (${failed})`), () => null);
+}
+
+/** A socket error code from the proxy, in Chromium's words, so one table maps both. */
+function netName(code: string): string {
+  switch (code) {
+    case 'ENOTFOUND':
+      return 'ERR_NAME_NOT_RESOLVED';
+    case 'EAI_AGAIN':
+      return 'ERR_NAME_RESOLUTION_FAILED';
+    case 'ECONNREFUSED':
+      return 'ERR_CONNECTION_REFUSED';
+    case 'ETIMEDOUT':
+      return 'ERR_CONNECTION_TIMED_OUT';
+    case 'EHOSTUNREACH':
+      return 'ERR_ADDRESS_UNREACHABLE';
+    default:
+      return 'ERR_CONNECTION_RESET';
+  }
+}

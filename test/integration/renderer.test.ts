@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { FetchError } from '../../client/crawler/fetch/fetch-error.js';
+import { Fetcher } from '../../client/crawler/fetch/fetcher.js';
+import { createAgents } from '../../client/crawler/fetch/agents.js';
+import { processTask } from '../../client/crawler/page/process-task.js';
+import { resolvePublic } from '../../client/crawler/render/address-guard.js';
+import { BrowserHost, chromiumLauncher } from '../../client/crawler/render/browser-host.js';
+import { Renderer } from '../../client/crawler/render/renderer.js';
+import { chromiumProblem, DEFAULT_CHROMIUM_PATH } from '../../shared/config/chromium.js';
+import { silentLogger } from '../../shared/logger.js';
+import type { FetchSettings } from '../../shared/protocol/messages.js';
+import { decodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
+import { pageRecordSchema } from '../../shared/protocol/page-record.js';
+import { JS_LINKS, startDynamicSite, type DynamicSite } from '../fixtures/dynamic-site.js';
+import { freePort } from '../helpers/ports.js';
+
+const settings = (overrides: Partial<FetchSettings> = {}): FetchSettings => ({
+  userAgent: 'ackcrawl-test/render',
+  connectTimeoutMs: 2_000,
+  responseTimeoutMs: 5_000,
+  totalTimeoutMs: 10_000,
+  maxRedirects: 5,
+  maxBodyBytes: 1024 * 1024,
+  allowPrivate: true,
+  ...overrides,
+});
+
+async function rejection(promise: Promise<unknown>): Promise<FetchError> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.ok(err instanceof FetchError, `a FetchError, not ${String(err)}`);
+    return err;
+  }
+  assert.fail('expected the render to fail');
+}
+
+describe('the renderer, driving Debian Chromium', () => {
+  let site: DynamicSite;
+  let launched: Browser[];
+  let host: BrowserHost;
+  let renderer: Renderer;
+
+  before(async () => {
+    // CI installs chromium (scripts/services.sh up): a missing browser is a failure, not a skip.
+    assert.equal(chromiumProblem(DEFAULT_CHROMIUM_PATH), null);
+    site = await startDynamicSite();
+    launched = [];
+    const launch = chromiumLauncher(DEFAULT_CHROMIUM_PATH);
+    host = new BrowserHost(async () => {
+      const browser = await launch();
+      launched.push(browser);
+      return browser;
+    }, silentLogger());
+    renderer = new Renderer({
+      host,
+      logger: silentLogger(),
+      concurrency: 2,
+      idleTimeoutMs: 3_000,
+      // "public.test" stands for a public site (it is the fixture); every other name resolves for
+      // real, so loopback stays refused.
+      resolve: async (name) =>
+        name === 'public.test' ? { address: '127.0.0.1', family: 4 } : resolvePublic(name),
+    });
+  });
+  after(async () => {
+    await renderer.close();
+    await site.close();
+  });
+
+  test('records the DOM after the network settled: links written by a late fetch are in it', async () => {
+    const page = await renderer.render(`${site.origin}/`, settings());
+    assert.equal(page.rendered, true);
+    assert.equal(page.status, 200);
+    assert.equal(page.finalUrl, `${site.origin}/`);
+    assert.equal(page.headers['content-type'], 'text/html; charset=utf-8');
+    const html = page.body.toString('utf8');
+    for (const href of JS_LINKS) assert.match(html, new RegExp(`<a href="${href}">js ${href}</a>`));
+    assert.ok(site.paths().includes('/api/links'), 'the script ran in the browser');
+  });
+
+  test('a render task becomes a record with the rendered body, its links and rendered: true', async () => {
+    const fetcher = new Fetcher(settings(), createAgents({ allowPrivate: true }));
+    const frame = await processTask(
+      { taskId: 't1', url: `${site.origin}/`, depth: 0, attempt: 1, parentUrl: null, render: true },
+      {
+        fetcher,
+        crawlerId: 'test',
+        render: (url) => renderer.render(url, settings()),
+      },
+    );
+    const { header, record } = decodeOutcomeFrame(frame);
+    const parsed = pageRecordSchema.parse(JSON.parse(record.toString('utf8')));
+    assert.equal(header.outcome, 'ok');
+    assert.equal(parsed.rendered, true);
+    assert.match(parsed.body ?? '', /<a href="\/js-a">/);
+    const expected = ['/static', ...JS_LINKS].map((p) => `${site.origin}${p}`);
+    assert.deepEqual(parsed.links, expected);
+    assert.deepEqual(header.links, expected);
+    // Without rendering the same page has only its static link.
+    const plain = decodeOutcomeFrame(
+      await processTask(
+        { taskId: 't2', url: `${site.origin}/`, depth: 0, attempt: 1, parentUrl: null },
+        { fetcher, crawlerId: 'test' },
+      ),
+    );
+    assert.deepEqual(plain.header.links, [`${site.origin}/static`]);
+    assert.equal(JSON.parse(plain.record.toString('utf8')).rendered, undefined);
+  });
+
+  test('a network that never settles costs the idle cap, not the crawl', async () => {
+    const started = Date.now();
+    const page = await renderer.render(`${site.origin}/polling`, settings());
+    const took = Date.now() - started;
+    assert.match(page.body.toString('utf8'), /href="\/after-poll"/);
+    assert.ok(took >= 2_500 && took < 8_000, `took ${took} ms with a 3 s idle cap`);
+  });
+
+  test('a page that never loads ends as RENDER_TIMEOUT, retriable, within its time limit', async () => {
+    const started = Date.now();
+    const err = await rejection(
+      renderer.render(`${site.origin}/slow-load`, settings({ totalTimeoutMs: 1_500 })),
+    );
+    assert.equal(err.code, 'RENDER_TIMEOUT');
+    assert.equal(err.retriable, true);
+    assert.ok(Date.now() - started < 5_000);
+  });
+
+  test('a script that never yields cannot hold a page past its time limit', async () => {
+    const started = Date.now();
+    const err = await rejection(renderer.render(`${site.origin}/busy`, settings({ totalTimeoutMs: 2_000 })));
+    assert.equal(err.code, 'RENDER_TIMEOUT');
+    assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+    const next = await renderer.render(`${site.origin}/static`, settings());
+    assert.equal(next.status, 200, 'the renderer still works');
+  });
+
+  test('HTTP errors keep their status; network errors get the fetcher’s codes', async () => {
+    const missing = await renderer.render(`${site.origin}/missing`, settings());
+    assert.equal(missing.status, 404);
+    const empty = await renderer.render(`${site.origin}/empty-500`, settings());
+    assert.equal(empty.status, 500, 'an empty error answer keeps its status');
+    const port = await freePort();
+    const refused = await rejection(renderer.render(`http://127.0.0.1:${port}/`, settings()));
+    assert.equal(refused.code, 'CONNECTION_REFUSED');
+    assert.equal(refused.retriable, true);
+  });
+
+  test('a download is fetched instead of rendered', async () => {
+    const fetcher = new Fetcher(settings(), createAgents({ allowPrivate: true }));
+    const frame = await processTask(
+      { taskId: 't3', url: `${site.origin}/download`, depth: 0, attempt: 1, parentUrl: null, render: true },
+      { fetcher, crawlerId: 'test', render: (url) => renderer.render(url, settings()) },
+    );
+    const record = JSON.parse(decodeOutcomeFrame(frame).record.toString('utf8')) as Record<string, unknown>;
+    assert.equal(record.outcome, 'ok');
+    assert.equal(record.rendered, undefined);
+    assert.equal(record.body, Buffer.from([1, 2, 3]).toString('base64'));
+  });
+
+  test('without allowPrivate, a loopback page is refused before any request reaches it', async () => {
+    const before = site.requests.length;
+    const err = await rejection(renderer.render(`${site.origin}/`, settings({ allowPrivate: false })));
+    assert.equal(err.code, 'ADDRESS_BLOCKED');
+    assert.equal(err.retriable, false);
+    assert.equal(site.requests.length, before, 'nothing reached the server');
+  });
+
+  test('without allowPrivate, a page’s fetches, redirects and WebSockets cannot reach loopback', async () => {
+    const page = await renderer.render(
+      `http://public.test:${site.port}/sneaky`,
+      settings({ allowPrivate: false }),
+    );
+    assert.equal(page.status, 200);
+    assert.match(page.body.toString('utf8'), /href="\/sneaky-done"/, 'the page itself rendered');
+    const paths = site.paths();
+    assert.ok(paths.includes('/redirect-to-loopback'), 'the iframe was loaded through the guard');
+    for (const secret of ['/secret-fetch', 'WS /secret-ws', '/secret-redirect']) {
+      assert.ok(!paths.includes(secret), `${secret} must not reach the server (got ${paths.join(' ')})`);
+    }
+  });
+
+  test('a browser that went away is launched again for the next page', async () => {
+    const before = host.launches;
+    await renderer.render(`${site.origin}/static`, settings());
+    const browser = launched.at(-1);
+    assert.ok(browser);
+    await browser.close(); // as if it crashed
+    const page = await renderer.render(`${site.origin}/static`, settings());
+    assert.equal(page.status, 200);
+    assert.equal(host.launches, before + 1);
+  });
+});
