@@ -18,6 +18,7 @@
 #   MinIO      http://127.0.0.1:9000  access key ackcrawl / secret ackcrawl-secret
 #              console http://127.0.0.1:9001                (built with go install, version below)
 #   PostgreSQL postgres://ackcrawl:ackcrawl@127.0.0.1:5432/ackcrawl   (Debian's PostgreSQL 15)
+#   Chromium   /usr/bin/chromium, Debian's package, for rendering (installed by `up`, not a service)
 #
 # Pinned versions (verified on Debian 12, Java 17, Go 1.26):
 #   Kafka 3.9.2: the newest 3.9.x on Maven Central. Kafka 4.x removed old protocol versions
@@ -683,10 +684,19 @@ lock() {
   flock -w 900 9 || die "another scripts/services.sh is still running (lock $SVC/.lock)"
 }
 
+# Debian's Chromium, which render crawlers drive through playwright-core (never a downloaded browser)
+ensure_chromium() {
+  [[ -x /usr/bin/chromium ]] && return 0
+  apt_install chromium
+  [[ -x /usr/bin/chromium ]] || die "chromium: installed, but /usr/bin/chromium is missing"
+  log "chromium: $(/usr/bin/chromium --version 2>/dev/null)"
+}
+
 cmd_up() {
   select_services "$@"
   lock
   local t0=$SECONDS s
+  ensure_chromium
   selected minio && minio_build_async
   # start everything first, then wait for each: start-up overlaps
   selected rabbitmq && rabbit_start

@@ -1,6 +1,7 @@
 import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { InvalidInputError } from '../../shared/errors.js';
+import { hostPatternSchema } from '../../shared/url/host-patterns.js';
 import { normalizeUrl } from '../../shared/url/normalize.js';
 
 /** `ackcrawl crawl` options as commander hands them over (strings until validated). */
@@ -19,6 +20,9 @@ export interface RawCrawlOptions {
   gzip?: boolean;
   userAgent?: string;
   verbose?: boolean;
+  render?: boolean;
+  renderHost?: string[];
+  renderProcesses?: string;
 }
 
 export interface CrawlPlan {
@@ -37,6 +41,11 @@ export interface CrawlPlan {
   gzip: boolean;
   userAgent: string | undefined;
   verbose: boolean;
+  /** `always` renders every page in a browser; `renderHosts` only those hosts' pages. */
+  render: 'never' | 'always';
+  renderHosts: string[];
+  /** Render-capable crawler processes the embedded crawl starts when anything is rendered. */
+  renderProcesses: number;
 }
 
 function int(
@@ -92,7 +101,15 @@ export function planCrawl(
     gzip: raw.gzip === true,
     userAgent: raw.userAgent,
     verbose: raw.verbose === true,
+    render: raw.render === true ? 'always' : 'never',
+    renderHosts: [],
+    renderProcesses: int('render-processes', raw.renderProcesses, 1, 1, problems),
   };
+  for (const pattern of raw.renderHost ?? []) {
+    const parsed = hostPatternSchema.safeParse(pattern);
+    if (parsed.success) plan.renderHosts.push(parsed.data.toLowerCase());
+    else problems.push(`--render-host '${pattern}': ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  }
   if (problems.length === 0 && options.needsOutDir !== false) checkWritable(plan.outDir, problems);
   if (problems.length > 0) {
     throw new InvalidInputError('CRAWL_OPTIONS_INVALID', problems.join('\n'), { details: { problems } });

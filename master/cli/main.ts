@@ -37,10 +37,19 @@ async function crawl(seeds: string[], raw: RawCrawlOptions & { cluster?: boolean
   process.stdout.write(plan.json ? `${JSON.stringify(output)}\n` : `${formatSummary(output)}\n`);
 }
 
-async function runRole(role: RoleName, options: { config?: string; processes?: string }): Promise<void> {
+interface RoleOptions {
+  config?: string;
+  processes?: string;
+  renderProcesses?: string;
+  render?: boolean;
+}
+
+async function runRole(role: RoleName, options: RoleOptions): Promise<void> {
   // Settings travel as the role reads them: the environment, and a config file it validates.
   if (options.config) process.env.ACKCRAWL_CONFIG = resolve(options.config);
   if (options.processes) process.env.ACKCRAWL_PROCESSES = options.processes;
+  if (options.renderProcesses) process.env.ACKCRAWL_RENDER_PROCESSES = options.renderProcesses;
+  if (options.render) process.env.ACKCRAWL_CAN_RENDER = 'true';
   const module = (await import(pathToFileURL(roleScripts[role]).href)) as { main: () => Promise<void> };
   await module.main();
 }
@@ -72,6 +81,13 @@ program
   .option('--allow-private', 'allow private, loopback and link-local addresses (off: refused)')
   .option('--gzip', 'compress record files (pages-N.jsonl.gz)')
   .option('--user-agent <ua>', 'User-Agent header')
+  .option('--render', 'render every page in a browser (Debian chromium) and record the DOM after scripts ran')
+  .option(
+    '--render-host <pattern>',
+    'render only this host\u2019s pages (example.com, *.example.com, optionally :port); repeatable',
+    (value: string, previous: string[] = []) => [...previous, value],
+  )
+  .option('--render-processes <n>', 'render-capable crawler processes when anything is rendered', '1')
   .option('--json', 'print the summary as JSON')
   .option('--verbose', 'show the roles\u2019 logs')
   .option(
@@ -90,8 +106,14 @@ for (const role of ['scheduler', 'agent', 'crawler'] as const) {
       '--config <file>',
       'a JSON file of settings (keys as in docs/configuration.md); the environment wins',
     );
-  if (role === 'agent') command.option('--processes <n>', 'crawler processes to keep running');
-  command.action((options: { config?: string; processes?: string }) => runRole(role, options).catch(fail));
+  if (role === 'agent') {
+    command.option('--processes <n>', 'crawler processes to keep running');
+    command.option('--render-processes <n>', 'render-capable crawler processes to keep running besides');
+  }
+  if (role === 'crawler') {
+    command.option('--render', 'take tasks that need rendering too (drives /usr/bin/chromium)');
+  }
+  command.action((options: RoleOptions) => runRole(role, options).catch(fail));
 }
 
 program

@@ -68,6 +68,8 @@ export async function runClusterCrawl(
     hostDelayMs: plan.hostDelayMs,
     retryDelayMs: plan.retryDelayMs,
     allowPrivate: plan.allowPrivate,
+    render: plan.render,
+    renderHosts: plan.renderHosts,
     ...(plan.userAgent ? { userAgent: plan.userAgent } : {}),
   };
   await call(target, { method: 'POST', body: request });

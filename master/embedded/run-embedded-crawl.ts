@@ -1,5 +1,6 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { chromiumProblem, DEFAULT_CHROMIUM_PATH } from '../../shared/config/chromium.js';
 import { AppError } from '../../shared/errors.js';
 import type { RoleIpcMessage } from '../../shared/protocol/ipc.js';
 import type { CrawlPlan } from '../cli/crawl-options.js';
@@ -13,6 +14,10 @@ export interface EmbeddedCrawlHooks {
 
 export interface EmbeddedCrawlResult {
   summary: Record<string, number>;
+}
+
+export function rendersAnything(plan: Pick<CrawlPlan, 'render' | 'renderHosts'>): boolean {
+  return plan.render === 'always' || plan.renderHosts.length > 0;
 }
 
 /** Environment for the roles, from the plan: the same ACKCRAWL_<KEY> names as a deployment uses. */
@@ -39,6 +44,10 @@ function roleEnv(plan: CrawlPlan, token: string): NodeJS.ProcessEnv {
     ACKCRAWL_LISTEN_PORT: '0',
     ACKCRAWL_PROCESSES: String(plan.processes),
     ACKCRAWL_CONCURRENCY: String(plan.concurrency),
+    ACKCRAWL_RENDER: plan.render,
+    ACKCRAWL_RENDER_HOSTS: plan.renderHosts.join(' '),
+    // Render-capable crawlers only when the job renders anything: they start a browser.
+    ACKCRAWL_RENDER_PROCESSES: String(rendersAnything(plan) ? plan.renderProcesses : 0),
     ...(plan.userAgent ? { ACKCRAWL_USER_AGENT: plan.userAgent } : {}),
   };
 }
@@ -59,6 +68,10 @@ export async function runEmbeddedCrawl(
   plan: CrawlPlan,
   hooks: EmbeddedCrawlHooks = {},
 ): Promise<EmbeddedCrawlResult> {
+  if (rendersAnything(plan)) {
+    const problem = chromiumProblem(process.env.ACKCRAWL_CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH);
+    if (problem) throw new AppError('CHROMIUM_MISSING', problem);
+  }
   const token = randomBytes(24).toString('hex');
   const env = roleEnv(plan, token);
   const stderr = hooks.childStderr ?? 'inherit';

@@ -50,5 +50,10 @@ export const pageRecordSchema = z.object({
   body: z.string().nullable(),
   /** Set when `body` was moved to a blob store (absent in records that keep bodies inline). */
   bodyRef: bodyRefSchema.nullable().optional(),
+  /**
+   * True when the page was rendered in a browser: `body` is the DOM serialised after its scripts
+   * ran and the network settled, and `links` come from it. Absent in fetched records.
+   */
+  rendered: z.boolean().optional(),
 });
 export type PageRecord = z.infer<typeof pageRecordSchema>;
