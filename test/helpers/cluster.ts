@@ -44,6 +44,8 @@ export async function startCluster(options: {
   agents: number;
   processes: number;
   concurrency?: number;
+  /** Render-capable crawler processes per agent, besides `processes`. */
+  renderProcesses?: number;
 }): Promise<Cluster> {
   const id = randomUUID().slice(0, 8);
   const port = await freePort();
@@ -62,6 +64,7 @@ export async function startCluster(options: {
     ACKCRAWL_LOG_LEVEL: process.env.ACKCRAWL_TEST_LOG_LEVEL ?? 'error',
     ACKCRAWL_CONCURRENCY: String(options.concurrency ?? 16),
     ACKCRAWL_PROCESSES: String(options.processes),
+    ACKCRAWL_RENDER_PROCESSES: String(options.renderProcesses ?? 0),
     ACKCRAWL_HEARTBEAT_MS: '1000',
   };
   let scheduler: ChildProcess | null = null;
@@ -86,7 +89,8 @@ export async function startCluster(options: {
     agents.push(spawn(process.execPath, [CLI, 'agent'], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
   }
   const crawlers = (): number[] => agents.flatMap((agent) => crawlerPids(agent.pid as number));
-  await waitFor(() => crawlers().length === options.agents * options.processes, {
+  const perAgent = options.processes + (options.renderProcesses ?? 0);
+  await waitFor(() => crawlers().length === options.agents * perAgent, {
     timeoutMs: 30_000,
     message: 'every crawler process started',
   });

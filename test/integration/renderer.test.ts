@@ -15,6 +15,7 @@ import { decodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
 import { pageRecordSchema } from '../../shared/protocol/page-record.js';
 import { JS_LINKS, startDynamicSite, type DynamicSite } from '../fixtures/dynamic-site.js';
 import { freePort } from '../helpers/ports.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const settings = (overrides: Partial<FetchSettings> = {}): FetchSettings => ({
   userAgent: 'ackcrawl-test/render',
@@ -177,6 +178,10 @@ describe('the renderer, driving Debian Chromium', () => {
     assert.match(page.body.toString('utf8'), /href="\/sneaky-done"/, 'the page itself rendered');
     const paths = site.paths();
     assert.ok(paths.includes('/redirect-to-loopback'), 'the iframe was loaded through the guard');
+    await waitFor(() => site.paths().includes('WS /allowed-ws'), {
+      timeoutMs: 5_000,
+      message: 'a WebSocket to the page’s own (public) host passes the guard',
+    });
     for (const secret of ['/secret-fetch', 'WS /secret-ws', '/secret-redirect']) {
       assert.ok(!paths.includes(secret), `${secret} must not reach the server (got ${paths.join(' ')})`);
     }
