@@ -169,6 +169,20 @@ describe('the renderer, driving Debian Chromium', () => {
     assert.equal(site.requests.length, before, 'nothing reached the server');
   });
 
+  test('without allowPrivate, HTTPS goes through the guard’s tunnel: refused or failed, with the right code', async () => {
+    const before = site.requests.length;
+    const blocked = await rejection(
+      renderer.render(`https://127.0.0.1:${site.port}/`, settings({ allowPrivate: false })),
+    );
+    assert.equal(blocked.code, 'ADDRESS_BLOCKED');
+    assert.equal(site.requests.length, before, 'nothing reached the server');
+    const port = await freePort();
+    const refused = await rejection(
+      renderer.render(`https://public.test:${port}/`, settings({ allowPrivate: false })),
+    );
+    assert.equal(refused.code, 'CONNECTION_REFUSED');
+  });
+
   test('without allowPrivate, a page’s fetches, redirects and WebSockets cannot reach loopback', async () => {
     const page = await renderer.render(
       `http://public.test:${site.port}/sneaky`,
