@@ -91,6 +91,14 @@ describe('ackcrawl crawl with rendering, embedded, against a page whose links Ja
     });
   }
 
+  test('without Chromium, a rendering crawl stops at once and says how to install it', async () => {
+    const r = await runCli(['crawl', 'http://127.0.0.1:9/', '--render', '--out', tmp()], {
+      ACKCRAWL_CHROMIUM_PATH: '/nonexistent/chromium',
+    });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /rendering needs Chromium at \/nonexistent\/chromium.*apt-get install chromium/);
+  });
+
   test('a bad --render-host is refused with a clear error', async () => {
     const r = await runCli(['crawl', 'http://127.0.0.1/', '--render-host', 'http://x/', '--out', tmp()]);
     assert.equal(r.code, 2);
