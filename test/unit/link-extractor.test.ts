@@ -305,7 +305,15 @@ test('an unterminated comment or script swallows the rest, as in browsers', () =
 });
 
 test('odd inputs: empty document, text only, NUL characters, CRLF, BOM, surrogate pairs', () => {
-  assert.deepEqual(extractLinks('', PAGE), { links: [], follow: [], metaNofollow: false, baseUrl: PAGE });
+  assert.deepEqual(extractLinks('', PAGE), {
+    links: [],
+    follow: [],
+    metaNofollow: false,
+    baseUrl: PAGE,
+    canonicalUrl: null,
+    refreshUrl: null,
+    dropped: { tooLong: 0, overLimit: 0 },
+  });
   assert.deepEqual(linksOf('just text, no tags at all'), []);
   // A NUL becomes U+FFFD: in a tag name it makes another element, in a value it is encoded.
   assert.deepEqual(linksOf('<a\0 href="/not-a">1</a><a href="/nul\0x">2</a>\0<a href="/after-nul">3</a>'), [
@@ -331,7 +339,7 @@ test('a 2 MB page: all links found, in order, quickly', () => {
   }
   const html = parts.join('');
   const started = performance.now();
-  const result = extractLinks(html, PAGE);
+  const result = extractLinks(html, PAGE, { maxLinks: 100_000 });
   const elapsedMs = performance.now() - started;
   assert.equal(result.links.length, count);
   assert.equal(result.links[0], 'https://site.example/item/0?page=0');
