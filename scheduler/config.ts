@@ -3,6 +3,12 @@ import { field } from '../shared/config/load.js';
 import { kafkaSettingsSchema } from '../shared/config/kafka-settings.js';
 import { s3SettingsSchema } from '../shared/config/s3-settings.js';
 import { renderHostsSchema, renderModeSchema } from '../shared/protocol/render-rules.js';
+import {
+  DEFAULT_MAX_LINKS_PER_PAGE,
+  DEFAULT_MAX_URL_LENGTH,
+  MAX_LINKS_PER_PAGE_LIMIT,
+  MAX_URL_LENGTH_LIMIT,
+} from '../shared/protocol/link-limits.js';
 
 /** Scheduler settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_HOST_DELAY_MS). */
 export const schedulerConfigSchema = z.object({
@@ -51,6 +57,9 @@ export const schedulerConfigSchema = z.object({
   maxRedirects: field.int().default(10),
   maxBodyBytes: field.int(1).default(10 * 1024 * 1024),
   allowPrivate: field.bool().default(false),
+  /** Soft link limits, sent to crawlers with the fetch settings (shared/protocol/link-limits.ts). */
+  maxUrlLength: field.int(1).max(MAX_URL_LENGTH_LIMIT).default(DEFAULT_MAX_URL_LENGTH),
+  maxLinksPerPage: field.int(1).max(MAX_LINKS_PER_PAGE_LIMIT).default(DEFAULT_MAX_LINKS_PER_PAGE),
   gzip: field.bool().default(false),
   segmentBytes: field.int(1024).default(64 * 1024 * 1024),
   bufferSize: field.int(1).default(2_000),

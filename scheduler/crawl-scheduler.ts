@@ -194,6 +194,8 @@ export class CrawlScheduler {
         ...this.job.fetch,
         allowPrivate: request.allowPrivate,
         ...(request.userAgent ? { userAgent: request.userAgent } : {}),
+        maxUrlLength: request.maxUrlLength,
+        maxLinksPerPage: request.maxLinksPerPage,
       },
     };
     this.deps.saveJob?.(this.job);

@@ -52,6 +52,8 @@ function jobFromConfig(config: SchedulerConfig): JobSettings {
       maxRedirects: config.maxRedirects,
       maxBodyBytes: config.maxBodyBytes,
       allowPrivate: config.allowPrivate,
+      maxUrlLength: config.maxUrlLength,
+      maxLinksPerPage: config.maxLinksPerPage,
     },
   };
 }

@@ -48,6 +48,7 @@ export async function main(env: Record<string, string | undefined> = process.env
         fetcher: fetcherFor(settings),
         ...(renderer ? { render: (url: string) => renderer.render(url, settings) } : {}),
         crawlerId: config.crawlerId,
+        linkLimits: { maxUrlLength: settings.maxUrlLength, maxLinksPerPage: settings.maxLinksPerPage },
       }),
     onFatal: (code, message) => {
       logger.fatal({ code, message }, 'refused by the scheduler; exiting');

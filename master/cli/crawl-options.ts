@@ -2,6 +2,12 @@ import { accessSync, constants, existsSync, mkdirSync, rmSync, writeFileSync } f
 import { dirname, join, resolve } from 'node:path';
 import { InvalidInputError } from '../../shared/errors.js';
 import { hostPatternSchema } from '../../shared/url/host-patterns.js';
+import {
+  DEFAULT_MAX_LINKS_PER_PAGE,
+  DEFAULT_MAX_URL_LENGTH,
+  MAX_LINKS_PER_PAGE_LIMIT,
+  MAX_URL_LENGTH_LIMIT,
+} from '../../shared/protocol/link-limits.js';
 import { normalizeUrl } from '../../shared/url/normalize.js';
 
 /** `ackcrawl crawl` options as commander hands them over (strings until validated). */
@@ -23,6 +29,8 @@ export interface RawCrawlOptions {
   render?: boolean;
   renderHost?: string[];
   renderProcesses?: string;
+  maxUrlLength?: string;
+  maxLinksPerPage?: string;
 }
 
 export interface CrawlPlan {
@@ -46,6 +54,8 @@ export interface CrawlPlan {
   renderHosts: string[];
   /** Render-capable crawler processes the embedded crawl starts when anything is rendered. */
   renderProcesses: number;
+  maxUrlLength: number;
+  maxLinksPerPage: number;
 }
 
 function int(
@@ -104,11 +114,21 @@ export function planCrawl(
     render: raw.render === true ? 'always' : 'never',
     renderHosts: [],
     renderProcesses: int('render-processes', raw.renderProcesses, 1, 1, problems),
+    maxUrlLength: int('max-url-length', raw.maxUrlLength, DEFAULT_MAX_URL_LENGTH, 1, problems),
+    maxLinksPerPage: int('max-links-per-page', raw.maxLinksPerPage, DEFAULT_MAX_LINKS_PER_PAGE, 1, problems),
   };
   for (const pattern of raw.renderHost ?? []) {
     const parsed = hostPatternSchema.safeParse(pattern);
     if (parsed.success) plan.renderHosts.push(parsed.data.toLowerCase());
     else problems.push(`--render-host '${pattern}': ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  }
+  if (plan.maxUrlLength > MAX_URL_LENGTH_LIMIT) {
+    problems.push(`--max-url-length must be at most ${MAX_URL_LENGTH_LIMIT}, not ${plan.maxUrlLength}`);
+  }
+  if (plan.maxLinksPerPage > MAX_LINKS_PER_PAGE_LIMIT) {
+    problems.push(
+      `--max-links-per-page must be at most ${MAX_LINKS_PER_PAGE_LIMIT}, not ${plan.maxLinksPerPage}`,
+    );
   }
   if (problems.length === 0 && options.needsOutDir !== false) checkWritable(plan.outDir, problems);
   if (problems.length > 0) {

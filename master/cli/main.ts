@@ -88,6 +88,8 @@ program
     (value: string, previous: string[] = []) => [...previous, value],
   )
   .option('--render-processes <n>', 'render-capable crawler processes when anything is rendered', '1')
+  .option('--max-url-length <n>', 'drop links longer than this many characters (default 2048)')
+  .option('--max-links-per-page <n>', 'keep at most this many distinct links of a page (default 5000)')
   .option('--json', 'print the summary as JSON')
   .option('--verbose', 'show the roles\u2019 logs')
   .option(

@@ -71,6 +71,8 @@ export async function runClusterCrawl(
     render: plan.render,
     renderHosts: plan.renderHosts,
     ...(plan.userAgent ? { userAgent: plan.userAgent } : {}),
+    maxUrlLength: plan.maxUrlLength,
+    maxLinksPerPage: plan.maxLinksPerPage,
   };
   await call(target, { method: 'POST', body: request });
   const pollMs = hooks.pollMs ?? 500;

@@ -36,6 +36,8 @@ function roleEnv(plan: CrawlPlan, token: string): NodeJS.ProcessEnv {
     ACKCRAWL_HOST_DELAY_MS: String(plan.hostDelayMs),
     ACKCRAWL_RETRY_DELAY_MS: String(plan.retryDelayMs),
     ACKCRAWL_ALLOW_PRIVATE: String(plan.allowPrivate),
+    ACKCRAWL_MAX_URL_LENGTH: String(plan.maxUrlLength),
+    ACKCRAWL_MAX_LINKS_PER_PAGE: String(plan.maxLinksPerPage),
     ACKCRAWL_GZIP: String(plan.gzip),
     ACKCRAWL_EXIT_WHEN_DONE: 'true',
     ACKCRAWL_FRONTIER: 'sqlite',

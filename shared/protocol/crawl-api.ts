@@ -1,5 +1,11 @@
 import { z } from 'zod';
 import { renderHostsSchema, renderModeSchema } from './render-rules.js';
+import {
+  DEFAULT_MAX_LINKS_PER_PAGE,
+  DEFAULT_MAX_URL_LENGTH,
+  MAX_LINKS_PER_PAGE_LIMIT,
+  MAX_URL_LENGTH_LIMIT,
+} from './link-limits.js';
 
 /**
  * The scheduler's crawl API (`POST /crawl`, `GET /crawl`), used by `ackcrawl crawl --cluster` to
@@ -18,6 +24,8 @@ export const crawlRequestSchema = z.object({
   /** Render pages in a browser: every page (`always`) or only those of `renderHosts`. */
   render: renderModeSchema.default('never'),
   renderHosts: renderHostsSchema.default([]),
+  maxUrlLength: z.number().int().min(1).max(MAX_URL_LENGTH_LIMIT).default(DEFAULT_MAX_URL_LENGTH),
+  maxLinksPerPage: z.number().int().min(1).max(MAX_LINKS_PER_PAGE_LIMIT).default(DEFAULT_MAX_LINKS_PER_PAGE),
 });
 export type CrawlRequest = z.infer<typeof crawlRequestSchema>;
 

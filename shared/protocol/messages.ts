@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_LINKS_PER_PAGE_LIMIT, MAX_URL_LENGTH_LIMIT } from './link-limits.js';
 
 /**
  * The scheduler⇄crawler WebSocket protocol. Control messages are JSON text frames; a page outcome
@@ -14,6 +15,9 @@ export const fetchSettingsSchema = z.object({
   maxRedirects: z.number().int().nonnegative(),
   maxBodyBytes: z.number().int().positive(),
   allowPrivate: z.boolean(),
+  /** Soft link limits (link-limits.ts); a crawler applies the defaults to those a scheduler omits. */
+  maxUrlLength: z.number().int().min(1).max(MAX_URL_LENGTH_LIMIT).optional(),
+  maxLinksPerPage: z.number().int().min(1).max(MAX_LINKS_PER_PAGE_LIMIT).optional(),
 });
 export type FetchSettings = z.infer<typeof fetchSettingsSchema>;
 

@@ -19,6 +19,22 @@ export const bodyRefSchema = z.object({
 });
 export type BodyRef = z.infer<typeof bodyRefSchema>;
 
+/** Which character encoding a text body was decoded from, and what said so (docs/page-record.md). */
+export const charsetSchema = z.object({
+  /** WHATWG Encoding Standard name: `UTF-8`, `GBK`, `gb18030`, `Big5`, `Shift_JIS`, `EUC-KR`, ... */
+  name: z.string(),
+  source: z.enum(['bom', 'header', 'meta', 'xml', 'default']),
+});
+export type RecordCharset = z.infer<typeof charsetSchema>;
+
+/** Links a page had beyond the crawl's soft limits, counted once per distinct link. */
+export const linksDroppedSchema = z.object({
+  /** Longer than the crawl's `maxUrlLength` once normalised. */
+  tooLong: z.number().int().nonnegative(),
+  /** Beyond the crawl's `maxLinksPerPage` distinct links. */
+  overLimit: z.number().int().nonnegative(),
+});
+
 /**
  * One page outcome, final: a fetched page (`ok`) or a final failure (`failed`). Retried attempts are
  * not recorded; each accepted URL ends as exactly one record (duplicates only after a crash).
@@ -55,5 +71,15 @@ export const pageRecordSchema = z.object({
    * ran and the network settled, and `links` come from it. Absent in fetched records.
    */
   rendered: z.boolean().optional(),
+  // Added within ackcrawl.page/1; optional, so records written before them still match.
+  /** The charset `body` was decoded from; null when it is base64 or absent. */
+  charset: charsetSchema.nullable().optional(),
+  /** The media type sniffed from the body when `contentType` was missing or said nothing. */
+  sniffedContentType: z.string().nullable().optional(),
+  /** The page's `<link rel=canonical>`, absolute and normalised; recorded, not followed. */
+  canonicalUrl: z.string().nullable().optional(),
+  /** The target of the page's `<meta http-equiv=refresh>`, also one of `links`. */
+  refreshUrl: z.string().nullable().optional(),
+  linksDropped: linksDroppedSchema.optional(),
 });
 export type PageRecord = z.infer<typeof pageRecordSchema>;

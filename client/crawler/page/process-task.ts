@@ -2,13 +2,20 @@ import { createHash } from 'node:crypto';
 import type { OutcomeHeader, WireFailure, WireTask } from '../../../shared/protocol/messages.js';
 import { encodeOutcomeFrame } from '../../../shared/protocol/outcome-frame.js';
 import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../../shared/protocol/page-record.js';
-import { isHtmlContentType } from '../parse/content-type.js';
-import { extractLinks } from '../parse/link-extractor.js';
+import { DEFAULT_MAX_LINKS_PER_PAGE, DEFAULT_MAX_URL_LENGTH } from '../../../shared/protocol/link-limits.js';
+import { extractLinks, type ExtractedLinks } from '../parse/link-extractor.js';
 import type { FetchedPage, Fetcher } from '../fetch/fetcher.js';
 import { statusFailure } from '../fetch/fetcher.js';
 import { FetchError, toFetchError } from '../fetch/fetch-error.js';
 import { encodeBody } from './body-encoding.js';
 import { NOT_A_PAGE } from '../render/codes.js';
+import { isHtmlMediaType, mediaTypeOf, type MediaType } from './media-type.js';
+
+/** The soft link limits of the crawl (`FetchSettings`); the defaults apply to those not given. */
+export interface LinkLimits {
+  maxUrlLength?: number | undefined;
+  maxLinksPerPage?: number | undefined;
+}
 
 export interface ProcessContext {
   fetcher: Fetcher;
@@ -16,9 +23,11 @@ export interface ProcessContext {
   render?: (url: string) => Promise<FetchedPage>;
   crawlerId: string;
   clock?: () => number;
+  linkLimits?: LinkLimits;
 }
 
 const RENDERED_TYPE = 'text/html; charset=utf-8';
+const RENDERED_MEDIA: MediaType = { essence: 'text/html', sniffed: false };
 
 /**
  * The page as the task asks for it: rendered in a browser, or fetched. A render target that turns
@@ -40,8 +49,14 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage>
 }
 
 /**
- * One task, start to finish: fetch, extract links from HTML, build the page record, and encode the
- * outcome frame for the scheduler. Never throws: every failure becomes a failed record with a code.
+ * One task, start to finish: fetch, decode, extract links from HTML and XHTML, build the page record,
+ * and encode the outcome frame for the scheduler. Never throws: every failure becomes a failed record
+ * with a code.
+ *
+ * The body is decoded once, from the charset the WHATWG sniffing algorithm finds (BOM, header,
+ * `<meta>`, default), and that text is both parsed and stored. Other types (PDF, images, JSON, ...)
+ * are stored as they came and never parsed for links; a response without a usable Content-Type is
+ * typed by sniffing its first bytes.
  */
 export async function processTask(task: WireTask, ctx: ProcessContext): Promise<Buffer> {
   const clock = ctx.clock ?? Date.now;
@@ -64,26 +79,33 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     attempt: task.attempt,
     crawlerId: ctx.crawlerId,
   } as const;
-  let links: string[] = [];
-  let follow: string[] = [];
-  let nofollow = false;
-  // Decoded once: the same text is parsed for links and stored in the record. A rendered DOM is
-  // UTF-8 whatever charset the server's bytes were in.
-  const body = page ? encodeBody(page.body, page.rendered ? RENDERED_TYPE : page.contentType) : null;
-  if (page && body && !failure && (page.rendered || isHtmlContentType(page.contentType))) {
+  const rendered = page?.rendered === true;
+  // A rendered DOM is HTML in UTF-8 whatever the server sent; a fetched body is what it says, or
+  // what its first bytes show.
+  const media = page === null ? null : rendered ? RENDERED_MEDIA : mediaTypeOf(page.contentType, page.body);
+  // Decoded once: the same text is parsed for links and stored in the record.
+  const body =
+    page && media ? encodeBody(page.body, rendered ? RENDERED_TYPE : page.contentType, media.essence) : null;
+  let extracted: ExtractedLinks | null = null;
+  if (page && body && media && !failure && isHtmlMediaType(media.essence)) {
     try {
-      // Undecodable charsets are stored as base64; links are ASCII, so latin1 reads them fine.
+      // Only a `replacement`-encoded page is left undecoded; its links are ASCII, which latin1 reads.
       const text = body.encoding === 'utf8' ? body.body : page.body.toString('latin1');
-      const extracted = extractLinks(text, page.finalUrl);
-      links = extracted.links;
-      follow = extracted.follow;
-      nofollow = extracted.metaNofollow;
+      extracted = extractLinks(text, page.finalUrl, {
+        encoding: body.charset?.name ?? 'UTF-8',
+        maxUrlLength: ctx.linkLimits?.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH,
+        maxLinks: ctx.linkLimits?.maxLinksPerPage ?? DEFAULT_MAX_LINKS_PER_PAGE,
+        xml: media.essence === 'application/xhtml+xml',
+      });
     } catch (err) {
       failure = new FetchError('PARSE_FAILED', `link extraction failed: ${String(err)}`, {
         retriable: false,
       });
     }
   }
+  const links = extracted?.links ?? [];
+  const follow = extracted?.follow ?? [];
+  const nofollow = extracted?.metaNofollow ?? false;
   const followSet = new Set(follow);
   const nofollowLinks = nofollow ? [] : links.filter((l) => !followSet.has(l));
   const record: PageRecord = {
@@ -103,7 +125,13 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     bodySha256: page ? createHash('sha256').update(page.body).digest('hex') : null,
     bodyEncoding: body?.encoding ?? null,
     body: body?.body ?? null,
-    ...(page?.rendered ? { rendered: true } : {}),
+    ...(rendered ? { rendered: true } : {}),
+    // The browser decoded a rendered page; which charset it chose is not known here.
+    charset: rendered ? null : (body?.charset ?? null),
+    sniffedContentType: media?.sniffed === true ? media.essence : null,
+    canonicalUrl: extracted?.canonicalUrl ?? null,
+    refreshUrl: extracted?.refreshUrl ?? null,
+    linksDropped: extracted?.dropped ?? { tooLong: 0, overLimit: 0 },
   };
   const wireFailure: WireFailure | null = failure
     ? {
