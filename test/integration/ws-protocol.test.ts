@@ -9,6 +9,8 @@ import { CrawlScheduler, type CrawlSchedulerSettings } from '../../scheduler/cra
 import { openSqliteFrontier, type SqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
 import { FileSink } from '../../shared/adapters/page-sink/file-sink.js';
 import { silentLogger } from '../../shared/logger.js';
+import { crawlRequestSchema } from '../../shared/protocol/crawl-api.js';
+import { DEFAULT_MAX_LINKS_PER_PAGE, DEFAULT_MAX_URL_LENGTH } from '../../shared/protocol/link-limits.js';
 import type { OutcomeHeader, SchedulerMessage, WireTask } from '../../shared/protocol/messages.js';
 import { encodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
 import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../shared/protocol/page-record.js';
@@ -459,5 +461,25 @@ describe('scheduler WebSocket protocol', () => {
     assert.equal(last.code, 'TOO_MANY_BAD_FRAMES');
     assert.equal(last.fatal, true);
     assert.equal((await client.waitClosed()).code, 1008);
+  });
+
+  test('a submitted crawl sends its settings, link limits included, to connected crawlers', async () => {
+    const client = await connect();
+    await client.hello();
+    const settingsMessages = (): Extract<SchedulerMessage, { type: 'settings' }>[] =>
+      client.messages.filter(
+        (m): m is Extract<SchedulerMessage, { type: 'settings' }> => m.type === 'settings',
+      );
+    await scheduler.submit(
+      crawlRequestSchema.parse({ seeds: ['http://h0.test/'], maxUrlLength: 300, maxLinksPerPage: 7 }),
+    );
+    await waitFor(() => settingsMessages().length === 1, { ...WAIT, message: 'a settings message' });
+    assert.equal(settingsMessages()[0]?.fetch.maxUrlLength, 300);
+    assert.equal(settingsMessages()[0]?.fetch.maxLinksPerPage, 7);
+    // A request that leaves them out gets the defaults, as the other settings do.
+    await scheduler.submit(crawlRequestSchema.parse({ seeds: ['http://h0.test/'] }));
+    await waitFor(() => settingsMessages().length === 2, { ...WAIT, message: 'a second settings message' });
+    assert.equal(settingsMessages()[1]?.fetch.maxUrlLength, DEFAULT_MAX_URL_LENGTH);
+    assert.equal(settingsMessages()[1]?.fetch.maxLinksPerPage, DEFAULT_MAX_LINKS_PER_PAGE);
   });
 });
