@@ -28,6 +28,11 @@ export class TaskBuffer {
     this.count += 1;
   }
 
+  /** Tasks buffered for `host`. */
+  countOf(host: string): number {
+    return this.byHost.get(host)?.length ?? 0;
+  }
+
   /** Hosts holding as many buffered tasks as they may: the frontier should not lease more of them. */
   fullHosts(): string[] {
     const full: string[] = [];

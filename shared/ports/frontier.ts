@@ -51,6 +51,13 @@ export interface PushOptions {
 export interface LeaseOptions {
   excludeHosts?: readonly string[];
   leaseMs?: number;
+  /**
+   * How long, at least, tasks of an excluded host would wait before the caller could use them. An
+   * adapter that must hold deliveries it cannot hand out (a broker's prefetch window) may set
+   * such tasks aside for that long, so that one slow host never fills the window and blocks the
+   * others. Setting aside never counts an attempt and never loses a task.
+   */
+  hostWaitMs?: (host: string) => number;
 }
 
 export interface Settlement {

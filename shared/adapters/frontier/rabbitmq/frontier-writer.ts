@@ -3,7 +3,7 @@ import type { Settlement, SettleResult } from '../../../ports/frontier.js';
 import type { NewTask } from '../../../protocol/task.js';
 import { ackOn, type Link } from './broker-link.js';
 import type { Ledger } from './ledger.js';
-import type { Held, LeaseBook } from './lease-book.js';
+import type { Delivery, Held, LeaseBook } from './lease-book.js';
 import type { OutgoingMessages } from './outgoing-messages.js';
 import type { Outgoing, Publisher } from './publisher.js';
 
@@ -92,6 +92,29 @@ export class FrontierWriter {
       this.deps.book.finish(held);
     }
     return { applied: claimed.all.length, accepted: fresh.length };
+  }
+
+  /**
+   * Sets deliveries aside: publishes each as a delayed copy (confirmed), then acks the original.
+   * A crash or a lost link in between leaves both copies, never none; the ledger is not touched,
+   * since nothing about the URL changed.
+   */
+  async park(link: Link, items: readonly { delivery: Delivery; delayMs: number }[]): Promise<void> {
+    const now = this.deps.clock();
+    try {
+      await this.deps.publisher.publish(
+        link,
+        items.map((i) => this.deps.outgoing.park(i.delivery.task, i.delayMs, now)),
+        'park',
+        () => undefined,
+      );
+    } finally {
+      this.deps.onQueuesChanged();
+    }
+    for (const { delivery } of items) {
+      ackOn(delivery.link, delivery.message);
+      this.deps.book.finishParking(delivery);
+    }
   }
 
   /**

@@ -39,6 +39,8 @@ export class LeaseBook {
   private bufferedCount = 0;
   private readonly leases = new Map<string, Held>();
   private readonly settling = new Set<Held>();
+  /** Buffered deliveries being set aside (republished with a delay, then acked). */
+  private readonly parking = new Set<Delivery>();
   /** URL → highest attempt held, over all three places: spots a second copy of a message. */
   private readonly urls = new Map<string, { attempt: number; copies: number }>();
   private seq = 0;
@@ -57,7 +59,54 @@ export class LeaseBook {
 
   /** Unacked deliveries held here, against the prefetch window. */
   get held(): number {
-    return this.bufferedCount + this.leased;
+    return this.bufferedCount + this.leased + this.parking.size;
+  }
+
+  /** Deliveries being set aside right now. */
+  get parked(): number {
+    return this.parking.size;
+  }
+
+  /**
+   * Takes out the buffered deliveries of `link` for which `delayOf` gives a delay, to be set aside
+   * for that long; they stay counted against the window until finishParking or unpark.
+   */
+  takeToPark(
+    link: Link,
+    delayOf: (delivery: Delivery) => number | null,
+  ): { delivery: Delivery; delayMs: number }[] {
+    const taken: { delivery: Delivery; delayMs: number }[] = [];
+    for (let p = 0; p < LEVELS; p++) {
+      const level = this.levels[p];
+      if (level === undefined || level.length === 0) continue;
+      this.levels[p] = level.filter((delivery) => {
+        const delayMs = delivery.link === link ? delayOf(delivery) : null;
+        if (delayMs === null) return true;
+        taken.push({ delivery, delayMs });
+        this.parking.add(delivery);
+        return false;
+      });
+    }
+    this.bufferedCount -= taken.length;
+    return taken;
+  }
+
+  /** A set-aside copy is confirmed and the delivery acked: it leaves the book. */
+  finishParking(delivery: Delivery): void {
+    if (this.parking.delete(delivery)) this.forget(delivery);
+  }
+
+  /** Setting aside failed: the delivery is buffered again if its link lives. */
+  unpark(delivery: Delivery): void {
+    if (!this.parking.delete(delivery)) return;
+    if (!delivery.link.alive) {
+      this.forget(delivery);
+      return;
+    }
+    const level = this.levels[delivery.priority] ?? this.levels[0];
+    level?.push(delivery);
+    level?.sort((a, b) => a.seq - b.seq);
+    this.bufferedCount += 1;
   }
 
   /** True when a copy of this task, at this attempt or a later one, is already held here. */
@@ -189,6 +238,11 @@ export class LeaseBook {
       if (held.link !== link) continue;
       this.settling.delete(held);
       dropped.push(held);
+    }
+    for (const delivery of this.parking) {
+      if (delivery.link !== link) continue;
+      this.parking.delete(delivery);
+      dropped.push(delivery);
     }
     for (const d of dropped) this.forget(d);
     return dropped.length;

@@ -31,6 +31,20 @@ export class OutgoingMessages {
     };
   }
 
+  /**
+   * The same attempt, set aside for `delayMs` (its host cannot take it sooner): into the delay
+   * queue of the delay's bucket, due at `now + delayMs`. Attempt and last error are unchanged.
+   */
+  park(task: TaskMessage, delayMs: number, now: number): Outgoing {
+    const { notBefore: _previous, ...rest } = task;
+    if (delayMs <= 0) return this.ready(rest);
+    return {
+      queue: this.names.delay(bucketFor(this.buckets, delayMs)),
+      body: encodeTaskMessage({ ...rest, notBefore: now + delayMs }),
+      priority: this.priorityOf(rest),
+    };
+  }
+
   /** A final failure, for a person to look at: the last error in the body and in the headers. */
   dead(task: TaskMessage, error: string, now: number): Outgoing {
     const { notBefore: _previous, ...rest } = task;

@@ -37,7 +37,14 @@ export interface RabbitFrontier extends Frontier {
   readonly connected: boolean;
   /** Duplicate messages acked at delivery: the ledger had their outcome, or a copy was already held. */
   readonly duplicatesDropped: number;
+  /** Deliveries set aside so far because their host had to wait (see LeaseOptions.hostWaitMs). */
+  readonly setAsideCount: number;
 }
+
+/** A host that can take its task within this long keeps it in the window. */
+const MIN_SET_ASIDE_MS = 1_000;
+/** Set-aside tasks come back at least this often, to see whether their host can take them. */
+const MAX_SET_ASIDE_MS = 300_000;
 
 type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'>;
 
@@ -80,6 +87,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private closing: Promise<void> | null = null;
   /** A delivery was nacked back to the queue since the last catchUp (see there). */
   private handedBack = false;
+  private setAside = 0;
 
   constructor(options: RabbitFrontierOptions) {
     const opts = (this.opts = resolveOptions(options));
@@ -133,6 +141,10 @@ class RabbitFrontierImpl implements RabbitFrontier {
     return this.intake.duplicates;
   }
 
+  get setAsideCount(): number {
+    return this.setAside;
+  }
+
   async start(): Promise<void> {
     try {
       await this.link.start();
@@ -163,7 +175,47 @@ class RabbitFrontierImpl implements RabbitFrontier {
       await this.catchUp(link);
       got.push(...this.book.take(limit - got.length, exclude, link, this.clock() + leaseMs));
     }
+    if (got.length < limit && options.hostWaitMs !== undefined && exclude.size > 0) {
+      this.setAsideWaiting(link, exclude, options.hostWaitMs);
+    }
     return got.map(toLease);
+  }
+
+  /**
+   * No head-of-line blocking: when at least half the prefetch window holds deliveries of hosts
+   * that must wait (politeness, a cool-down), those whose host waits a while go to a delay queue
+   * for about that long, and the window fills with other hosts' tasks. Memory stays bounded by the
+   * window however many URLs a slow host has waiting.
+   */
+  private setAsideWaiting(
+    link: Link,
+    exclude: ReadonlySet<string>,
+    hostWaitMs: (host: string) => number,
+  ): void {
+    if (this.book.buffered < Math.max(1, Math.floor(this.opts.prefetch / 2))) return;
+    const waits = new Map<string, number | null>();
+    const items = this.book.takeToPark(link, (delivery) => {
+      const host = delivery.task.host;
+      if (!exclude.has(host)) return null;
+      let delay = waits.get(host);
+      if (delay === undefined) {
+        const wait = hostWaitMs(host);
+        delay = Number.isFinite(wait) && wait >= MIN_SET_ASIDE_MS ? Math.min(wait, MAX_SET_ASIDE_MS) : null;
+        if (!Number.isFinite(wait)) delay = MIN_SET_ASIDE_MS;
+        waits.set(host, delay);
+      }
+      return delay;
+    });
+    if (items.length === 0) return;
+    this.setAside += items.length;
+    this.log.debug(
+      { deliveries: items.length, hosts: waits.size },
+      'setting aside deliveries of waiting hosts',
+    );
+    void this.exclusive('park', () => this.writer.park(link, items)).catch((err: unknown) => {
+      for (const { delivery } of items) this.book.unpark(delivery);
+      this.log.warn({ err, deliveries: items.length }, 'could not set deliveries aside; keeping them');
+    });
   }
 
   /**
@@ -250,7 +302,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
     }
     const { total, done, failed } = this.ledger.counts;
     let ready = queued.tasks + this.book.buffered;
-    const delayed = queued.delayed + this.intake.moving;
+    const delayed = queued.delayed + this.intake.moving + this.book.parked;
     const leased = this.book.leased;
     const unseen = total - done - failed - (ready + delayed + leased);
     if (unseen > 0) ready += unseen;
