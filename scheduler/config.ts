@@ -9,6 +9,8 @@ import {
   MAX_LINKS_PER_PAGE_LIMIT,
   MAX_URL_LENGTH_LIMIT,
 } from '../shared/protocol/link-limits.js';
+import { hostRulesSchema, parseHostRules } from '../shared/politeness/host-rules.js';
+import type { RefinementCtx } from 'zod';
 
 /** Scheduler settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_HOST_DELAY_MS). */
 export const schedulerConfigSchema = z.object({
@@ -42,6 +44,12 @@ export const schedulerConfigSchema = z.object({
   scope: z.enum(['host', 'domain', 'any']).default('host'),
   hostConcurrency: field.int(1).default(2),
   hostDelayMs: field.int().default(500),
+  /** Per-host overrides: a JSON array in a config file, or `host concurrency=N delay=MS adaptive; …`. */
+  hostRules: z.preprocess(hostRulesText, hostRulesSchema).default([]),
+  /** Every host's delay follows its response time (never below hostDelayMs). */
+  adaptiveDelay: field.bool().default(false),
+  maxCrawlDelayMs: field.int().default(30_000),
+  maxCooldownMs: field.int(1).default(3_600_000),
   retryDelayMs: field.int().default(300_000),
   maxAttempts: field.int(1).default(3),
   /** Render every page in a browser (`always`) or none (`never`); needs render crawlers. */
@@ -68,3 +76,14 @@ export const schedulerConfigSchema = z.object({
 });
 
 export type SchedulerConfig = z.infer<typeof schedulerConfigSchema>;
+
+/** ACKCRAWL_HOST_RULES is text: a JSON array, or the CLI's `host concurrency=N delay=MS; …` form. */
+function hostRulesText(value: unknown, ctx: RefinementCtx): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return value.trim().startsWith('[') ? (JSON.parse(value) as unknown) : parseHostRules(value);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+    return z.NEVER;
+  }
+}

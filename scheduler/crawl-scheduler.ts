@@ -8,6 +8,8 @@ import { ProtocolError, type AppError } from '../shared/errors.js';
 import { timingSafeEqual } from 'node:crypto';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { HostGate } from './politeness/host-gate.js';
+import { DEFAULT_POLITENESS, type PolitenessSettings } from './politeness/politeness-settings.js';
+import type { HostRule } from '../shared/politeness/host-rules.js';
 import { decideRetry } from './retry/retry-policy.js';
 import { createLinkFilter } from './outcomes/link-filter.js';
 import { readRecovered, type RecoveredOutcome } from './outcomes/recovered.js';
@@ -32,6 +34,10 @@ export interface JobSettings {
   maxDepth: number;
   hostConcurrency: number;
   hostDelayMs: number;
+  hostRules: HostRule[];
+  adaptiveDelay: boolean;
+  maxCrawlDelayMs: number;
+  maxCooldownMs: number;
   retryDelayMs: number;
   maxAttempts: number;
   fetch: FetchSettings;
@@ -91,7 +97,7 @@ export class CrawlScheduler {
     const { settings, logger } = deps;
     this.clock = deps.clock ?? Date.now;
     this.job = settings.job;
-    this.gate = new HostGate({ concurrency: this.job.hostConcurrency, delayMs: this.job.hostDelayMs });
+    this.gate = new HostGate(politenessOf(this.job), { logger: logger.child({ module: 'politeness' }) });
     this.linkFilter = this.makeLinkFilter();
     this.needsRender = renderPredicate(this.job);
     this.meter = new ProgressMeter(this.clock);
@@ -110,7 +116,7 @@ export class CrawlScheduler {
       clock: this.clock,
       leaseMs: settings.leaseMs,
       bufferSize: settings.bufferSize,
-      perHostBuffer: () => Math.max(16, this.job.hostConcurrency * 4),
+      perHostBuffer: () => perHostBuffer(this.job),
       intercept: (lease) => this.settleRecovered(lease),
       canDispatch: () => this.settler.backlog < settings.bufferSize * 2,
       needsRender: () => this.needsRender,
@@ -145,6 +151,7 @@ export class CrawlScheduler {
         onReady: (session) => this.dispatcher.addSession(session),
         onCredit: () => this.dispatcher.pump(),
         onOutcome: (session, outcome) => this.onOutcome(session, outcome),
+        onStarted: (session, taskId) => this.dispatcher.started(session.id, taskId),
         onClose: (session) => void this.dispatcher.removeSession(session.id),
       },
     });
@@ -187,6 +194,10 @@ export class CrawlScheduler {
       maxDepth: request.maxDepth,
       hostConcurrency: request.hostConcurrency,
       hostDelayMs: request.hostDelayMs,
+      hostRules: request.hostRules,
+      adaptiveDelay: request.adaptiveDelay,
+      maxCrawlDelayMs: request.maxCrawlDelayMs,
+      maxCooldownMs: request.maxCooldownMs,
       retryDelayMs: request.retryDelayMs,
       render: request.render,
       renderHosts: request.renderHosts,
@@ -199,7 +210,7 @@ export class CrawlScheduler {
       },
     };
     this.deps.saveJob?.(this.job);
-    this.gate.configure({ concurrency: this.job.hostConcurrency, delayMs: this.job.hostDelayMs });
+    this.gate.configure(politenessOf(this.job));
     this.linkFilter = this.makeLinkFilter();
     this.needsRender = renderPredicate(this.job);
     for (const session of this.server?.sessions ?? [])
@@ -233,7 +244,11 @@ export class CrawlScheduler {
   }
 
   private onOutcome(session: WsSession, { header, record }: DecodedOutcome): void {
-    const lease = this.dispatcher.complete(session.id, header.taskId);
+    const lease = this.dispatcher.complete(session.id, header.taskId, {
+      status: header.status ?? header.failure?.status ?? null,
+      responseMs: header.fetchMs ?? null,
+      retryAfterMs: header.failure?.retryAfterMs ?? null,
+    });
     if (!lease) {
       this.deps.logger.debug({ taskId: header.taskId }, 'stale outcome ignored (task was handed back)');
       return;
@@ -328,4 +343,23 @@ export class CrawlScheduler {
       await this.dispatcher.close();
     })());
   }
+}
+
+/** The politeness the gate enforces for a job. */
+export function politenessOf(job: JobSettings): PolitenessSettings {
+  return {
+    ...DEFAULT_POLITENESS,
+    concurrency: job.hostConcurrency,
+    delayMs: job.hostDelayMs,
+    hostRules: job.hostRules,
+    adaptiveDelay: job.adaptiveDelay,
+    maxCrawlDelayMs: job.maxCrawlDelayMs,
+    maxCooldownMs: job.maxCooldownMs,
+  };
+}
+
+/** Tasks buffered per host: enough to keep its concurrency busy, never a whole host's backlog. */
+function perHostBuffer(job: JobSettings): number {
+  const most = job.hostRules.reduce((max, rule) => Math.max(max, rule.concurrency ?? 0), job.hostConcurrency);
+  return Math.max(16, most * 4);
 }

@@ -40,6 +40,10 @@ function jobFromConfig(config: SchedulerConfig): JobSettings {
     maxDepth: config.maxDepth,
     hostConcurrency: config.hostConcurrency,
     hostDelayMs: config.hostDelayMs,
+    hostRules: config.hostRules,
+    adaptiveDelay: config.adaptiveDelay,
+    maxCrawlDelayMs: config.maxCrawlDelayMs,
+    maxCooldownMs: config.maxCooldownMs,
     retryDelayMs: config.retryDelayMs,
     maxAttempts: config.maxAttempts,
     render: config.render,
@@ -67,7 +71,9 @@ export async function main(env: Record<string, string | undefined> = process.env
   const backend = await openBackend(config, logger);
   const jobPath = join(config.frontier === 'sqlite' ? config.outDir : config.dataDir, 'job.json');
   // Seeds in the configuration define the crawl; without them, the crawl submitted last (if any).
-  const job = config.seeds.length > 0 ? jobFromConfig(config) : (loadJob(jobPath) ?? jobFromConfig(config));
+  // A job file from an older version lacks newer settings: the configuration's values fill them.
+  const job =
+    config.seeds.length > 0 ? jobFromConfig(config) : { ...jobFromConfig(config), ...loadJob(jobPath) };
   const scheduler = new CrawlScheduler({
     settings: {
       listenHost: config.listenHost,

@@ -9,6 +9,7 @@ import {
   MAX_URL_LENGTH_LIMIT,
 } from '../../shared/protocol/link-limits.js';
 import { normalizeUrl } from '../../shared/url/normalize.js';
+import { parseHostRules, type HostRule } from '../../shared/politeness/host-rules.js';
 
 /** `ackcrawl crawl` options as commander hands them over (strings until validated). */
 export interface RawCrawlOptions {
@@ -20,6 +21,9 @@ export interface RawCrawlOptions {
   scope: string;
   hostConcurrency: string;
   hostDelay: string;
+  hostRule?: string[];
+  adaptiveDelay?: boolean;
+  maxCrawlDelay?: string;
   retryDelay: string;
   allowPrivate?: boolean;
   json?: boolean;
@@ -43,6 +47,9 @@ export interface CrawlPlan {
   scope: 'host' | 'domain' | 'any';
   hostConcurrency: number;
   hostDelayMs: number;
+  hostRules: HostRule[];
+  adaptiveDelay: boolean;
+  maxCrawlDelayMs: number;
   retryDelayMs: number;
   allowPrivate: boolean;
   json: boolean;
@@ -72,6 +79,18 @@ function int(
     return fallback;
   }
   return n;
+}
+
+function hostRules(texts: readonly string[], problems: string[]): HostRule[] {
+  const rules: HostRule[] = [];
+  for (const text of texts) {
+    try {
+      rules.push(...parseHostRules(text));
+    } catch (err) {
+      problems.push(`--host-rule: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return rules;
 }
 
 /** Checks every option and seed at once; throws one InvalidInputError listing every problem. */
@@ -105,6 +124,9 @@ export function planCrawl(
     scope: scope === 'domain' || scope === 'any' ? scope : 'host',
     hostConcurrency: int('host-concurrency', raw.hostConcurrency, 2, 1, problems),
     hostDelayMs: int('host-delay', raw.hostDelay, 500, 0, problems),
+    hostRules: hostRules(raw.hostRule ?? [], problems),
+    adaptiveDelay: raw.adaptiveDelay === true,
+    maxCrawlDelayMs: int('max-crawl-delay', raw.maxCrawlDelay, 30_000, 0, problems),
     retryDelayMs: int('retry-delay', raw.retryDelay, 300_000, 0, problems),
     allowPrivate: raw.allowPrivate === true,
     json: raw.json === true,

@@ -77,6 +77,17 @@ program
   )
   .option('--host-concurrency <n>', 'requests in flight per host, across all processes', '2')
   .option('--host-delay <ms>', 'minimum time between two request starts to one host', '500')
+  .option(
+    '--host-rule <rule>',
+    'per-host limits, e.g. "slow.example concurrency=1 delay=2000" or "*.cdn.example delay=0" (repeatable)',
+    (value: string, previous: string[] = []) => [...previous, value],
+  )
+  .option('--adaptive-delay', "let each host's delay follow its response time (never below --host-delay)")
+  .option(
+    '--max-crawl-delay <ms>',
+    'cap on a robots.txt Crawl-delay (a longer one slows the host to this)',
+    '30000',
+  )
   .option('--retry-delay <ms>', 'wait before the second retry of a failed page', '300000')
   .option('--allow-private', 'allow private, loopback and link-local addresses (off: refused)')
   .option('--gzip', 'compress record files (pages-N.jsonl.gz)')

@@ -1,59 +1,286 @@
-/**
- * Per-host politeness: at most `concurrency` requests in flight to a host and at least `delayMs`
- * between two request starts. The scheduler is the single owner of a host's state, so the limits
- * hold however many crawler processes there are.
- */
-export interface HostGateOptions {
-  concurrency: number;
-  delayMs: number;
+import type { Logger } from '../../shared/logger.js';
+import { HostRuleBook, type HostRule } from '../../shared/politeness/host-rules.js';
+import { nextAdaptiveDelay } from './adaptive-delay.js';
+import { cooldownMs, isSlowDownStatus } from './cooldown.js';
+import { startMarginMs, type PolitenessSettings } from './politeness-settings.js';
+
+/** What a finished request taught about its host. */
+export interface RequestFeedback {
+  /** HTTP status of the response, null when none arrived. */
+  status: number | null;
+  /** Time the crawler spent on the request, null when unknown. */
+  responseMs: number | null;
+  retryAfterMs: number | null;
 }
 
-interface HostState {
+/** Why a host may not start a request now, for "why not yet?" answers. */
+export interface HostPoliteness {
+  host: string;
   inFlight: number;
+  concurrency: number;
+  /** The delay in force: the job's or the rule's, raised by Crawl-delay and the adaptive delay. */
+  delayMs: number;
+  crawlDelayMs: number | null;
+  adaptiveDelayMs: number | null;
+  /** The host rule that applies, if any. */
+  rule: HostRule | null;
+  /** When the next request may start (ms since the epoch); `now` or earlier: at once. */
   nextStartAt: number;
+  /** Set while the host cools down (429/503) or is deferred (robots.txt unreachable, say). */
+  pausedUntil: number | null;
+  pauseReason: string | null;
 }
 
-export class HostGate {
-  private readonly hosts = new Map<string, HostState>();
+interface Active {
+  inFlight: number;
+  lastStartAt: number;
+  /** Requests sent whose crawler has not yet said they went out. */
+  unreported: number;
+}
 
-  constructor(private options: HostGateOptions) {}
+/** Learned per host; kept in a bounded LRU so memory stays flat however many hosts a crawl sees. */
+interface Learned {
+  crawlDelayMs: number | null;
+  adaptiveDelayMs: number | null;
+  pausedUntil: number;
+  pauseReason: string | null;
+  slowDownStreak: number;
+}
+
+export interface HostGateDeps {
+  logger?: Logger;
+  /** Jitter source for cool-downs; Math.random unless given. */
+  random?: () => number;
+  /** Hosts whose learned state is kept (least recently used dropped first). */
+  learnedCapacity?: number;
+}
+
+/**
+ * Per-host politeness for the whole fleet: at most `concurrency` requests in flight to a host and
+ * at least `delayMs` between two request starts, per job with per-host rules. robots.txt
+ * Crawl-delay raises a host's delay (capped); a 429 or 503 pauses the host (Retry-After, else
+ * backoff with jitter); adaptive hosts follow their response time. The scheduler is the single
+ * owner of this state, so the limits hold however many crawler processes there are.
+ */
+export class HostGate {
+  private readonly active = new Map<string, Active>();
+  private readonly learned = new Map<string, Learned>();
+  private rules: HostRuleBook;
+  private readonly random: () => number;
+  private readonly capacity: number;
+
+  constructor(
+    private settings: PolitenessSettings,
+    private readonly deps: HostGateDeps = {},
+  ) {
+    this.rules = new HostRuleBook(settings.hostRules);
+    this.random = deps.random ?? Math.random;
+    this.capacity = deps.learnedCapacity ?? 100_000;
+  }
 
   /** New limits apply to the next request start; requests in flight stay counted. */
-  configure(options: HostGateOptions): void {
-    this.options = options;
+  configure(settings: PolitenessSettings): void {
+    this.settings = settings;
+    this.rules = new HostRuleBook(settings.hostRules);
   }
 
   /** 0 when a request to `host` may start at `now`; otherwise ms to wait (Infinity: wait for a finish). */
   waitMs(host: string, now: number): number {
-    const state = this.hosts.get(host);
-    if (!state) return 0;
-    if (state.inFlight >= this.options.concurrency) return Infinity;
-    return Math.max(0, state.nextStartAt - now);
+    const learned = this.learned.get(host);
+    const paused = learned !== undefined && learned.pausedUntil > now ? learned.pausedUntil - now : 0;
+    const state = this.active.get(host);
+    if (state === undefined) return paused;
+    if (state.inFlight >= this.concurrencyOf(host)) return Infinity;
+    const delay = this.delayOf(host, learned);
+    // The delay runs from when the last request really went out, which the crawler reports.
+    if (delay > 0 && state.unreported > 0) return Infinity;
+    return Math.max(paused, state.lastStartAt + delay + startMarginMs(delay) - now);
   }
 
-  start(host: string, now: number): void {
-    const state = this.hosts.get(host) ?? { inFlight: 0, nextStartAt: 0 };
-    state.inFlight += 1;
-    state.nextStartAt = now + this.options.delayMs;
-    this.hosts.set(host, state);
+  /**
+   * A request to `host` is sent to a crawler at `now`. True when the host has a delay: the crawler
+   * must then report when the request goes out (reportStart), and the next start waits for that.
+   * A crawler can hold a task a while before starting it, so the time of sending alone would let
+   * two requests reach the server closer together than the delay.
+   */
+  start(host: string, now: number): boolean {
+    const report = this.delayOf(host, this.learned.get(host)) > 0;
+    const state = this.active.get(host);
+    if (state === undefined)
+      this.active.set(host, { inFlight: 1, lastStartAt: now, unreported: report ? 1 : 0 });
+    else {
+      state.inFlight += 1;
+      state.lastStartAt = now;
+      if (report) state.unreported += 1;
+    }
+    return report;
   }
 
-  finish(host: string, now: number): void {
-    const state = this.hosts.get(host);
-    if (!state) return;
-    state.inFlight = Math.max(0, state.inFlight - 1);
-    // Idle hosts whose delay has passed hold no information: drop them so memory stays flat.
-    if (state.inFlight === 0 && state.nextStartAt <= now) this.hosts.delete(host);
+  /** The crawler says a request to `host` went out at about `now`. */
+  reportStart(host: string, now: number): void {
+    const state = this.active.get(host);
+    if (state === undefined || state.unreported === 0) return;
+    state.unreported -= 1;
+    state.lastStartAt = Math.max(state.lastStartAt, now);
   }
 
-  /** Push a host's next start back, e.g. after a Retry-After. */
-  defer(host: string, untilMs: number): void {
-    const state = this.hosts.get(host) ?? { inFlight: 0, nextStartAt: 0 };
-    state.nextStartAt = Math.max(state.nextStartAt, untilMs);
-    this.hosts.set(host, state);
+  /**
+   * A request to `host` ended; `feedback` (when the crawler reported one) feeds cool-down and
+   * adaptive delay. `startUnreported`: its start was never reported (an older crawler, or it
+   * failed before sending), so the delay runs from now, to be safe.
+   */
+  finish(host: string, now: number, feedback?: RequestFeedback, startUnreported = false): void {
+    const state = this.active.get(host);
+    if (state !== undefined) {
+      state.inFlight = Math.max(0, state.inFlight - 1);
+      if (startUnreported && state.unreported > 0) {
+        state.unreported -= 1;
+        state.lastStartAt = Math.max(state.lastStartAt, now);
+      }
+    }
+    if (feedback !== undefined) this.learn(host, now, feedback);
+    // An idle host whose delay has passed holds nothing worth keeping here.
+    if (state !== undefined && state.inFlight === 0) {
+      const delay = this.delayOf(host, this.learned.get(host));
+      if (state.lastStartAt + delay + startMarginMs(delay) <= now) this.active.delete(host);
+    }
+  }
+
+  /** robots.txt asked for this delay between requests (null: none). Above the cap, the cap applies. */
+  setCrawlDelay(host: string, delayMs: number | null): void {
+    if (delayMs === null || !Number.isFinite(delayMs) || delayMs <= 0) {
+      const learned = this.learned.get(host);
+      if (learned) learned.crawlDelayMs = null;
+      return;
+    }
+    const cap = this.settings.maxCrawlDelayMs;
+    if (delayMs > cap) {
+      this.deps.logger?.warn(
+        { host, crawlDelayMs: delayMs, capMs: cap },
+        'robots.txt Crawl-delay is above the cap; the host is slowed to the cap instead',
+      );
+    }
+    this.touch(host).crawlDelayMs = Math.min(delayMs, cap);
+  }
+
+  /** No request to `host` starts before `untilMs` (e.g. its robots.txt could not be read). */
+  defer(host: string, untilMs: number, reason = 'deferred'): void {
+    const learned = this.touch(host);
+    if (untilMs > learned.pausedUntil) {
+      learned.pausedUntil = untilMs;
+      learned.pauseReason = reason;
+    }
   }
 
   inFlight(host: string): number {
-    return this.hosts.get(host)?.inFlight ?? 0;
+    return this.active.get(host)?.inFlight ?? 0;
+  }
+
+  /** Roughly how long the `queued` tasks of `host` will wait before the last of them may start. */
+  estimateWaitMs(host: string, now: number, queued: number): number {
+    const learned = this.learned.get(host);
+    const first = this.waitMs(host, now);
+    const delay = this.delayOf(host, learned);
+    const perTask = Math.max(delay + startMarginMs(delay), 1) / this.concurrencyOf(host);
+    return (Number.isFinite(first) ? first : delay) + queued * perTask;
+  }
+
+  explain(host: string, now: number): HostPoliteness {
+    const learned = this.learned.get(host);
+    const state = this.active.get(host);
+    const delayMs = this.delayOf(host, learned);
+    const paused = learned !== undefined && learned.pausedUntil > now;
+    const concurrency = this.concurrencyOf(host);
+    const startAt = state ? state.lastStartAt + delayMs + startMarginMs(delayMs) : now;
+    return {
+      host,
+      inFlight: state?.inFlight ?? 0,
+      concurrency,
+      delayMs,
+      crawlDelayMs: learned?.crawlDelayMs ?? null,
+      adaptiveDelayMs: learned?.adaptiveDelayMs ?? null,
+      rule: this.rules.match(host) ?? null,
+      nextStartAt: Math.max(startAt, paused ? (learned?.pausedUntil ?? now) : now),
+      pausedUntil: paused ? (learned?.pausedUntil ?? null) : null,
+      pauseReason: paused ? (learned?.pauseReason ?? null) : null,
+    };
+  }
+
+  private learn(host: string, now: number, feedback: RequestFeedback): void {
+    const { settings } = this;
+    if (isSlowDownStatus(feedback.status)) {
+      const learned = this.touch(host);
+      learned.slowDownStreak += 1;
+      const { ms, capped } = cooldownMs(
+        { retryAfterMs: feedback.retryAfterMs, streak: learned.slowDownStreak },
+        { baseMs: settings.cooldownBaseMs, maxMs: settings.maxCooldownMs, random: this.random },
+      );
+      if (capped) {
+        this.deps.logger?.warn(
+          { host, retryAfterMs: feedback.retryAfterMs, capMs: settings.maxCooldownMs },
+          'Retry-After is above the cool-down cap; the host cools down for the cap instead',
+        );
+      }
+      if (now + ms > learned.pausedUntil) {
+        learned.pausedUntil = now + ms;
+        learned.pauseReason = `HTTP ${feedback.status} cool-down #${learned.slowDownStreak}`;
+      }
+      this.deps.logger?.info(
+        { host, status: feedback.status, cooldownMs: ms, streak: learned.slowDownStreak },
+        'host asked to slow down; cooling it down',
+      );
+    } else if (feedback.status !== null && feedback.status < 400) {
+      const learned = this.learned.get(host);
+      if (learned) learned.slowDownStreak = 0;
+    }
+    if (feedback.responseMs !== null && this.isAdaptive(host)) {
+      const learned = this.touch(host);
+      const base = this.baseDelayOf(host);
+      learned.adaptiveDelayMs = nextAdaptiveDelay(
+        learned.adaptiveDelayMs ?? base,
+        { responseMs: feedback.responseMs, ok: feedback.status !== null && feedback.status < 400 },
+        { minMs: base, maxMs: Math.max(base, settings.maxAdaptiveDelayMs), factor: settings.adaptiveFactor },
+      );
+    }
+  }
+
+  private concurrencyOf(host: string): number {
+    return this.rules.match(host)?.concurrency ?? this.settings.concurrency;
+  }
+
+  private baseDelayOf(host: string): number {
+    return this.rules.match(host)?.delayMs ?? this.settings.delayMs;
+  }
+
+  private isAdaptive(host: string): boolean {
+    return this.rules.match(host)?.adaptive ?? this.settings.adaptiveDelay;
+  }
+
+  private delayOf(host: string, learned: Learned | undefined): number {
+    const base = this.baseDelayOf(host);
+    if (learned === undefined) return base;
+    return Math.max(base, learned.crawlDelayMs ?? 0, learned.adaptiveDelayMs ?? 0);
+  }
+
+  /** The host's learned entry, created if needed, marked most recently used. */
+  private touch(host: string): Learned {
+    let learned = this.learned.get(host);
+    if (learned !== undefined) {
+      this.learned.delete(host);
+    } else {
+      learned = {
+        crawlDelayMs: null,
+        adaptiveDelayMs: null,
+        pausedUntil: 0,
+        pauseReason: null,
+        slowDownStreak: 0,
+      };
+    }
+    this.learned.set(host, learned);
+    if (this.learned.size > this.capacity) {
+      const oldest = this.learned.keys().next().value;
+      if (oldest !== undefined) this.learned.delete(oldest);
+    }
+    return learned;
   }
 }

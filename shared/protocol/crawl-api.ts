@@ -6,6 +6,7 @@ import {
   MAX_LINKS_PER_PAGE_LIMIT,
   MAX_URL_LENGTH_LIMIT,
 } from './link-limits.js';
+import { hostRulesSchema } from '../politeness/host-rules.js';
 
 /**
  * The scheduler's crawl API (`POST /crawl`, `GET /crawl`), used by `ackcrawl crawl --cluster` to
@@ -18,6 +19,10 @@ export const crawlRequestSchema = z.object({
   scope: z.enum(['host', 'domain', 'any']).default('host'),
   hostConcurrency: z.number().int().positive().default(2),
   hostDelayMs: z.number().int().nonnegative().default(500),
+  hostRules: hostRulesSchema.default([]),
+  adaptiveDelay: z.boolean().default(false),
+  maxCrawlDelayMs: z.number().int().nonnegative().default(30_000),
+  maxCooldownMs: z.number().int().positive().default(3_600_000),
   retryDelayMs: z.number().int().nonnegative().default(300_000),
   allowPrivate: z.boolean().default(false),
   userAgent: z.string().min(1).max(500).optional(),

@@ -200,6 +200,10 @@ describe('scheduler WebSocket protocol', () => {
         maxDepth: 0,
         hostConcurrency: 1,
         hostDelayMs: 0,
+        hostRules: [],
+        adaptiveDelay: false,
+        maxCrawlDelayMs: 30_000,
+        maxCooldownMs: 3_600_000,
         retryDelayMs: 60_000,
         maxAttempts: 3,
         fetch: {

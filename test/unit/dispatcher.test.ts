@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Dispatcher, type CrawlerSession } from '../../scheduler/dispatch/dispatcher.js';
 import { HostGate } from '../../scheduler/politeness/host-gate.js';
+import { DEFAULT_POLITENESS } from '../../scheduler/politeness/politeness-settings.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { Frontier } from '../../shared/ports/frontier.js';
 import type { WireTask } from '../../shared/protocol/messages.js';
@@ -31,7 +32,7 @@ function onceFrontier(leases: Lease[]): Frontier {
 }
 
 test('a second copy of a task in flight takes its place without leaking a host slot', async () => {
-  const gate = new HostGate({ concurrency: 4, delayMs: 0 });
+  const gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 4, delayMs: 0 });
   const dispatcher = new Dispatcher({
     frontier: onceFrontier([lease('old-copy'), lease('new-copy')]),
     gate,

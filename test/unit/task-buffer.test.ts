@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskBuffer } from '../../scheduler/dispatch/task-buffer.js';
 import { HostGate } from '../../scheduler/politeness/host-gate.js';
+import { DEFAULT_POLITENESS } from '../../scheduler/politeness/politeness-settings.js';
 import type { Lease } from '../../shared/protocol/task.js';
 
 let seq = 0;
@@ -26,11 +27,12 @@ function takeAll(buffer: TaskBuffer, gate: HostGate, now: number): string[] {
     const { lease: next } = buffer.take(gate, now);
     if (!next) return urls;
     gate.start(next.host, now);
+    gate.reportStart(next.host, now);
     urls.push(next.url);
   }
 }
 
-const unlimited = (): HostGate => new HostGate({ concurrency: 1_000, delayMs: 0 });
+const unlimited = (): HostGate => new HostGate({ ...DEFAULT_POLITENESS, concurrency: 1_000, delayMs: 0 });
 
 describe('TaskBuffer', () => {
   test('hosts are served round-robin', () => {
@@ -76,20 +78,21 @@ describe('TaskBuffer', () => {
   });
 
   test('a host that must wait (delay) never blocks another; wakeInMs says when to look again', () => {
-    const gate = new HostGate({ concurrency: 10, delayMs: 1_000 });
+    const gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 10, delayMs: 1_000 });
     const buffer = new TaskBuffer(100);
     buffer.add(lease('slow.test', '/1'));
     buffer.add(lease('slow.test', '/2'));
     buffer.add(lease('fast.test', '/1'));
 
     assert.deepEqual(takeAll(buffer, gate, 0), ['https://slow.test/1', 'https://fast.test/1']);
-    assert.deepEqual(buffer.take(gate, 0), { lease: null, wakeInMs: 1_000 });
-    assert.deepEqual(buffer.take(gate, 400), { lease: null, wakeInMs: 600 });
-    assert.equal(buffer.take(gate, 1_000).lease?.url, 'https://slow.test/2');
+    // The delay plus the gate's 10% dispatch margin.
+    assert.deepEqual(buffer.take(gate, 0), { lease: null, wakeInMs: 1_100 });
+    assert.deepEqual(buffer.take(gate, 400), { lease: null, wakeInMs: 700 });
+    assert.equal(buffer.take(gate, 1_100).lease?.url, 'https://slow.test/2');
   });
 
   test('a host at its concurrency cap waits for a finish (Infinity) while other hosts go ahead', () => {
-    const gate = new HostGate({ concurrency: 1, delayMs: 0 });
+    const gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 1, delayMs: 0 });
     const buffer = new TaskBuffer(100);
     buffer.add(lease('busy.test', '/1'));
     buffer.add(lease('busy.test', '/2'));
@@ -106,7 +109,7 @@ describe('TaskBuffer', () => {
   });
 
   test('wakeInMs is the soonest of the waiting hosts', () => {
-    const gate = new HostGate({ concurrency: 10, delayMs: 0 });
+    const gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 10, delayMs: 0 });
     gate.defer('a.test', 5_000);
     gate.defer('b.test', 300);
     const buffer = new TaskBuffer(100);
