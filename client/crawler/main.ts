@@ -43,12 +43,13 @@ export async function main(env: Record<string, string | undefined> = process.env
     concurrency: renderer ? Math.min(config.concurrency, config.renderConcurrency) : config.concurrency,
     ...(renderer ? { capabilities: [RENDER_CAPABILITY] } : {}),
     logger,
-    work: (task, settings) =>
+    work: (task, settings, started) =>
       processTask(task, {
         fetcher: fetcherFor(settings),
         ...(renderer ? { render: (url: string) => renderer.render(url, settings) } : {}),
         crawlerId: config.crawlerId,
         linkLimits: { maxUrlLength: settings.maxUrlLength, maxLinksPerPage: settings.maxLinksPerPage },
+        ...(task.reportStart ? { onRequestSent: started } : {}),
       }),
     onFatal: (code, message) => {
       logger.fatal({ code, message }, 'refused by the scheduler; exiting');

@@ -13,7 +13,8 @@ export interface SchedulerClientOptions {
   capabilities?: string[];
   logger: Logger;
   /** Does one task; resolves with its outcome frame. Must not throw. */
-  work: (task: WireTask, settings: FetchSettings) => Promise<Buffer>;
+  /** Does the task; calls `started` when its request goes out (sent on only if the task asked). */
+  work: (task: WireTask, settings: FetchSettings, started: () => void) => Promise<Buffer>;
   /** Called when the scheduler refuses this crawler for good (bad token, wrong protocol). */
   onFatal?: (code: string, message: string) => void;
 }
@@ -121,7 +122,12 @@ export class SchedulerClient {
     while (this.running < this.options.concurrency && this.queue.length > 0) {
       const task = this.queue.shift() as WireTask;
       this.running += 1;
-      void this.options.work(task, settings).then((frame) => {
+      const started = (): void => {
+        if (task.reportStart && epoch === this.epoch && this.ws?.readyState === WebSocket.OPEN) {
+          this.ws.send(JSON.stringify({ type: 'started', taskId: task.taskId }));
+        }
+      };
+      void this.options.work(task, settings, started).then((frame) => {
         this.running -= 1;
         if (epoch === this.epoch && this.ws?.readyState === WebSocket.OPEN) {
           this.ws.send(frame);

@@ -2,7 +2,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { Frontier } from '../../shared/ports/frontier.js';
 import type { WireTask } from '../../shared/protocol/messages.js';
 import type { Lease } from '../../shared/protocol/task.js';
-import type { HostGate } from '../politeness/host-gate.js';
+import type { HostGate, RequestFeedback } from '../politeness/host-gate.js';
 import type { RenderPredicate } from './render-rule.js';
 import { TaskBuffer } from './task-buffer.js';
 
@@ -20,6 +20,8 @@ export interface InFlight {
   lease: Lease;
   sessionId: string;
   sentAt: number;
+  /** The crawler must report when the request goes out (`started`), and has not yet. */
+  startPending: boolean;
 }
 
 export interface DispatcherOptions {
@@ -80,7 +82,7 @@ export class Dispatcher {
     for (const [taskId, flight] of this.inFlight) {
       if (flight.sessionId !== sessionId) continue;
       this.inFlight.delete(taskId);
-      this.options.gate.finish(flight.lease.host, this.options.clock());
+      this.finishOnGate(flight, this.options.clock());
       back.push(flight.lease);
     }
     if (back.length > 0) {
@@ -95,12 +97,25 @@ export class Dispatcher {
   }
 
   /** The task's outcome arrived: it is no longer in flight. Null when stale or not this session's. */
-  complete(sessionId: string, taskId: string): Lease | null {
+  complete(sessionId: string, taskId: string, feedback?: RequestFeedback): Lease | null {
     const flight = this.inFlight.get(taskId);
     if (!flight || flight.sessionId !== sessionId) return null;
     this.inFlight.delete(taskId);
-    this.options.gate.finish(flight.lease.host, this.options.clock());
+    this.finishOnGate(flight, this.options.clock(), feedback);
     return flight.lease;
+  }
+
+  /** The crawler's request for a task went out: the host's delay runs from now. */
+  started(sessionId: string, taskId: string): void {
+    const flight = this.inFlight.get(taskId);
+    if (!flight || flight.sessionId !== sessionId || !flight.startPending) return;
+    flight.startPending = false;
+    this.options.gate.reportStart(flight.lease.host, this.options.clock());
+    this.pump();
+  }
+
+  private finishOnGate(flight: InFlight, now: number, feedback?: RequestFeedback): void {
+    this.options.gate.finish(flight.lease.host, now, feedback, flight.startPending);
   }
 
   /** New work may be in the frontier (settled links, retries, released tasks). */
@@ -137,10 +152,15 @@ export class Dispatcher {
       // A second copy of a task already in flight (redelivered after a broker reconnect) takes the
       // first one's place: the host's slot is counted once, and either outcome settles the task.
       const previous = this.inFlight.get(lease.taskId);
-      if (previous) this.options.gate.finish(previous.lease.host, now);
-      this.options.gate.start(lease.host, now);
+      if (previous) this.finishOnGate(previous, now);
+      const reportStart = this.options.gate.start(lease.host, now);
       session.credit -= 1;
-      this.inFlight.set(lease.taskId, { lease, sessionId: session.id, sentAt: now });
+      this.inFlight.set(lease.taskId, {
+        lease,
+        sessionId: session.id,
+        sentAt: now,
+        startPending: reportStart,
+      });
       let batch = batches.get(session);
       if (!batch) batches.set(session, (batch = []));
       batch.push({
@@ -150,6 +170,7 @@ export class Dispatcher {
         attempt: lease.attempt,
         parentUrl: lease.parentUrl,
         ...(session.canRender === true && needsRender?.(lease) ? { render: true } : {}),
+        ...(reportStart ? { reportStart } : {}),
       });
     }
     for (const [session, tasks] of batches) session.sendTasks(tasks);
@@ -223,9 +244,11 @@ export class Dispatcher {
     this.refilling = true;
     try {
       const want = this.options.bufferSize - this.buffer.size;
+      const now = this.options.clock();
       const leases = await this.options.frontier.lease(want, {
         excludeHosts: this.buffer.fullHosts(),
         leaseMs: this.options.leaseMs,
+        hostWaitMs: (host) => this.options.gate.estimateWaitMs(host, now, this.buffer.countOf(host)),
       });
       for (const lease of leases) this.buffer.add(lease);
       // Nothing ready: look again on the next tick rather than spinning on the frontier.
@@ -246,7 +269,7 @@ export class Dispatcher {
     for (const [taskId, flight] of this.inFlight) {
       if (now - flight.sentAt < maxAgeMs) continue;
       this.inFlight.delete(taskId);
-      this.options.gate.finish(flight.lease.host, now);
+      this.finishOnGate(flight, now);
       expired.push(flight.lease);
     }
     if (expired.length > 0) {

@@ -20,6 +20,8 @@ export interface SessionHandlers {
   onReady(session: WsSession): void;
   onCredit(session: WsSession): void;
   onOutcome(session: WsSession, outcome: DecodedOutcome): void;
+  /** The crawler's request for this task went out. */
+  onStarted(session: WsSession, taskId: string): void;
   onClose(session: WsSession): void;
 }
 
@@ -120,6 +122,9 @@ export class WsSession implements CrawlerSession {
         return;
       case 'bye':
         this.close(1000, 'bye');
+        return;
+      case 'started':
+        this.handlers.onStarted(this, message.taskId);
         return;
     }
   }

@@ -37,12 +37,15 @@ export const creditSchema = z.object({
 });
 export const heartbeatSchema = z.object({ type: z.literal('heartbeat'), t: z.number() });
 export const byeSchema = z.object({ type: z.literal('bye') });
+/** The request of a task asked to `reportStart` went out (politeness counts delays from here). */
+export const startedSchema = z.object({ type: z.literal('started'), taskId: z.string().min(1).max(200) });
 
 export const crawlerTextMessageSchema = z.discriminatedUnion('type', [
   helloSchema,
   creditSchema,
   heartbeatSchema,
   byeSchema,
+  startedSchema,
 ]);
 export type CrawlerTextMessage = z.infer<typeof crawlerTextMessageSchema>;
 export type Hello = z.infer<typeof helloSchema>;
@@ -56,6 +59,8 @@ export const wireTaskSchema = z.object({
   parentUrl: z.string().nullable(),
   /** Render the page in a browser; sent only to crawlers that announced the `render` capability. */
   render: z.boolean().optional(),
+  /** Send `started` when the request goes out: the host has a delay between request starts. */
+  reportStart: z.boolean().optional(),
 });
 export type WireTask = z.infer<typeof wireTaskSchema>;
 
@@ -92,5 +97,9 @@ export const outcomeHeaderSchema = z.object({
   outcome: z.enum(['ok', 'failed']),
   failure: wireFailureSchema.nullable(),
   links: z.array(z.string().max(8192)).max(100_000),
+  /** HTTP status of the response (null: none arrived). Optional for older crawlers. */
+  status: z.number().int().nullable().optional(),
+  /** How long the fetch took, for adaptive politeness. Optional for older crawlers. */
+  fetchMs: z.number().nonnegative().optional(),
 });
 export type OutcomeHeader = z.infer<typeof outcomeHeaderSchema>;

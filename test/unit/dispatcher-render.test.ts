@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { Dispatcher, type CrawlerSession } from '../../scheduler/dispatch/dispatcher.js';
 import { renderPredicate } from '../../scheduler/dispatch/render-rule.js';
 import { HostGate } from '../../scheduler/politeness/host-gate.js';
+import { DEFAULT_POLITENESS } from '../../scheduler/politeness/politeness-settings.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { Frontier } from '../../shared/ports/frontier.js';
 import type { RenderRules } from '../../shared/protocol/render-rules.js';
@@ -46,7 +47,7 @@ function dispatcher(leases: Lease[], rules: Partial<RenderRules>): Dispatcher {
   const needsRender = renderPredicate(rules);
   return new Dispatcher({
     frontier: onceFrontier(leases),
-    gate: new HostGate({ concurrency: 100, delayMs: 0 }),
+    gate: new HostGate({ ...DEFAULT_POLITENESS, concurrency: 100, delayMs: 0 }),
     logger: silentLogger(),
     clock: Date.now,
     leaseMs: 60_000,

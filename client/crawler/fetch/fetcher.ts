@@ -72,10 +72,17 @@ export class Fetcher {
     });
   }
 
-  fetch(url: string): Promise<FetchedPage> {
+  /** `onRequestSent` runs once, when the first request's head is written to the socket. */
+  fetch(url: string, hooks: { onRequestSent?: () => void } = {}): Promise<FetchedPage> {
     const max = this.settings.maxBodyBytes;
     return new Promise<FetchedPage>((resolve, reject) => {
       const stream = this.client.stream(url);
+      const { onRequestSent } = hooks;
+      if (onRequestSent) {
+        stream.once('request', (request: import('node:http').ClientRequest) => {
+          request.once('finish', onRequestSent);
+        });
+      }
       const chunks: Buffer[] = [];
       let size = 0;
       let meta: Omit<FetchedPage, 'body'> | null = null;

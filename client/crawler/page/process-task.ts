@@ -21,6 +21,8 @@ export interface ProcessContext {
   fetcher: Fetcher;
   /** Renders a page in a browser; present in render-capable crawlers only. */
   render?: (url: string) => Promise<FetchedPage>;
+  /** The request went out (for tasks whose scheduler asked for `reportStart`). */
+  onRequestSent?: () => void;
   crawlerId: string;
   clock?: () => number;
   linkLimits?: LinkLimits;
@@ -34,12 +36,15 @@ const RENDERED_MEDIA: MediaType = { essence: 'text/html', sniffed: false };
  * out to be a download is fetched instead.
  */
 async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage> {
-  if (!task.render) return ctx.fetcher.fetch(task.url);
+  const hooks = ctx.onRequestSent ? { onRequestSent: ctx.onRequestSent } : {};
+  if (!task.render) return ctx.fetcher.fetch(task.url, hooks);
   if (!ctx.render) {
     throw new FetchError('RENDER_UNAVAILABLE', 'this crawler cannot render pages (start it with --render)', {
       retriable: true,
     });
   }
+  // A browser's first request goes out as the page opens.
+  ctx.onRequestSent?.();
   try {
     return await ctx.render(task.url);
   } catch (err) {
@@ -148,6 +153,9 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     outcome: record.outcome,
     failure: wireFailure,
     links: failure ? [] : follow,
+    // What the scheduler's politeness learns from: the status and how long the server took.
+    status: record.status,
+    fetchMs: record.durationMs,
   };
   return encodeOutcomeFrame(header, Buffer.from(JSON.stringify(record)));
 }
