@@ -27,6 +27,10 @@ export function createLogger(options: LoggerOptions): Logger {
           's3SecretKey',
           '*.s3SecretKey',
           'authorization',
+          // Proxy URLs may carry user:pass; what should be seen is logged redacted (redactProxyUrl).
+          'proxies',
+          '*.proxies',
+          '*.*.proxies',
         ],
         censor: '[redacted]',
       },

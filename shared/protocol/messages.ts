@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_LINKS_PER_PAGE_LIMIT, MAX_URL_LENGTH_LIMIT } from './link-limits.js';
+import { proxyUrlSchema } from './proxy-url.js';
 
 /**
  * The scheduler⇄crawler WebSocket protocol. Control messages are JSON text frames; a page outcome
@@ -18,6 +19,17 @@ export const fetchSettingsSchema = z.object({
   /** Soft link limits (link-limits.ts); a crawler applies the defaults to those a scheduler omits. */
   maxUrlLength: z.number().int().min(1).max(MAX_URL_LENGTH_LIMIT).optional(),
   maxLinksPerPage: z.number().int().min(1).max(MAX_LINKS_PER_PAGE_LIMIT).optional(),
+  /**
+   * User-Agent headers to rotate through, one per request in turn. `userAgent` stays the crawl's
+   * identity (robots.txt matching); absent or empty: every request sends `userAgent`.
+   */
+  userAgents: z.array(z.string().min(1).max(500)).max(1000).optional(),
+  /** Proxy URLs (credentials included: this message is for crawlers only); absent or empty: direct. */
+  proxies: z.array(proxyUrlSchema).max(10_000).optional(),
+  /** Consecutive proxy-level failures after which a proxy is retired (default 3). */
+  proxyMaxFailures: z.number().int().positive().optional(),
+  /** How long a retired proxy rests before one probe request may re-admit it (default 60 s). */
+  proxyCooloffMs: z.number().int().positive().optional(),
 });
 export type FetchSettings = z.infer<typeof fetchSettingsSchema>;
 

@@ -81,5 +81,9 @@ export const pageRecordSchema = z.object({
   /** The target of the page's `<meta http-equiv=refresh>`, also one of `links`. */
   refreshUrl: z.string().nullable().optional(),
   linksDropped: linksDroppedSchema.optional(),
+  /** The User-Agent header the fetch sent (absent in records written before it was recorded). */
+  userAgent: z.string().optional(),
+  /** The proxy that carried the fetch, without credentials (`socks5://10.0.0.1:1080`); absent: direct. */
+  proxy: z.string().optional(),
 });
 export type PageRecord = z.infer<typeof pageRecordSchema>;
