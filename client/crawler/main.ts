@@ -4,12 +4,10 @@ import { AppError, ConfigError } from '../../shared/errors.js';
 import { RENDER_CAPABILITY } from '../../shared/protocol/render-rules.js';
 import { createLogger } from '../../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../../shared/lifecycle/signals.js';
-import type { FetchSettings } from '../../shared/protocol/messages.js';
 import { crawlerConfigSchema, type CrawlerConfig } from './config.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Renderer } from './render/renderer.js';
-import { createAgents } from './fetch/agents.js';
-import { Fetcher } from './fetch/fetcher.js';
+import { createFetcherFactory } from './fetch/fetcher-factory.js';
 import { processTask } from './page/process-task.js';
 import { SchedulerClient } from './scheduler-client.js';
 
@@ -21,18 +19,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   const logger = createLogger({ name: 'crawler', level: config.logLevel }).child({
     crawlerId: config.crawlerId,
   });
-  let fetcher: { settings: string; fetcher: Fetcher } | null = null;
-  const fetcherFor = (settings: FetchSettings): Fetcher => {
-    const key = JSON.stringify(settings);
-    if (fetcher?.settings !== key) {
-      const agents = createAgents({
-        allowPrivate: settings.allowPrivate,
-        maxSockets: config.concurrency * 2,
-      });
-      fetcher = { settings: key, fetcher: new Fetcher(settings, agents) };
-    }
-    return fetcher.fetcher;
-  };
+  const fetcherFor = createFetcherFactory({ maxSockets: config.concurrency * 2, logger });
   const renderer = config.canRender ? await createRenderer(config, logger) : null;
   const client = new SchedulerClient({
     url: config.schedulerUrl,

@@ -39,6 +39,14 @@ export function keptHeaders(all: Record<string, string | string[] | undefined>):
   return headers;
 }
 
+/** Per-request options: identity and route (another User-Agent, agents through a proxy). */
+export interface FetchRoute {
+  userAgent?: string;
+  agents?: Agents;
+  /** Runs once, when the first request's head is written to the socket. */
+  onRequestSent?: () => void;
+}
+
 /**
  * got with the crawler's limits: timeouts (connect, first byte, total), a redirect cap, and a cap
  * on decompressed body bytes, so a 50 MB body or a gzip bomb ends as BODY_TOO_LARGE rather than as
@@ -72,12 +80,14 @@ export class Fetcher {
     });
   }
 
-  /** `onRequestSent` runs once, when the first request's head is written to the socket. */
-  fetch(url: string, hooks: { onRequestSent?: () => void } = {}): Promise<FetchedPage> {
+  fetch(url: string, route: FetchRoute = {}): Promise<FetchedPage> {
     const max = this.settings.maxBodyBytes;
     return new Promise<FetchedPage>((resolve, reject) => {
-      const stream = this.client.stream(url);
-      const { onRequestSent } = hooks;
+      const stream = this.client.stream(url, {
+        ...(route.agents ? { agent: { http: route.agents.http, https: route.agents.https } } : {}),
+        ...(route.userAgent ? { headers: { 'user-agent': route.userAgent } } : {}),
+      });
+      const { onRequestSent } = route;
       if (onRequestSent) {
         stream.once('request', (request: import('node:http').ClientRequest) => {
           request.once('finish', onRequestSent);

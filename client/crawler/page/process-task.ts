@@ -4,9 +4,10 @@ import { encodeOutcomeFrame } from '../../../shared/protocol/outcome-frame.js';
 import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../../shared/protocol/page-record.js';
 import { DEFAULT_MAX_LINKS_PER_PAGE, DEFAULT_MAX_URL_LENGTH } from '../../../shared/protocol/link-limits.js';
 import { extractLinks, type ExtractedLinks } from '../parse/link-extractor.js';
-import type { FetchedPage, Fetcher } from '../fetch/fetcher.js';
+import type { FetchedPage } from '../fetch/fetcher.js';
 import { statusFailure } from '../fetch/fetcher.js';
 import { FetchError, toFetchError } from '../fetch/fetch-error.js';
+import { RoutedFetchError, type FetchVia } from '../fetch/routed-fetcher.js';
 import { encodeBody } from './body-encoding.js';
 import { NOT_A_PAGE } from '../render/codes.js';
 import { isHtmlMediaType, mediaTypeOf, type MediaType } from './media-type.js';
@@ -18,7 +19,13 @@ export interface LinkLimits {
 }
 
 export interface ProcessContext {
-  fetcher: Fetcher;
+  /**
+   * Fetches with the job's identity and route (a RoutedFetcher: User-Agent, proxy); what it says
+   * in `via` goes into the record.
+   */
+  fetcher: {
+    fetch(url: string, hooks?: { onRequestSent?: () => void }): Promise<FetchedPage & { via?: FetchVia }>;
+  };
   /** Renders a page in a browser; present in render-capable crawlers only. */
   render?: (url: string) => Promise<FetchedPage>;
   /** The request went out (for tasks whose scheduler asked for `reportStart`). */
@@ -35,7 +42,7 @@ const RENDERED_MEDIA: MediaType = { essence: 'text/html', sniffed: false };
  * The page as the task asks for it: rendered in a browser, or fetched. A render target that turns
  * out to be a download is fetched instead.
  */
-async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage> {
+async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage & { via?: FetchVia }> {
   const hooks = ctx.onRequestSent ? { onRequestSent: ctx.onRequestSent } : {};
   if (!task.render) return ctx.fetcher.fetch(task.url, hooks);
   if (!ctx.render) {
@@ -69,11 +76,15 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
   const fetchedAt = new Date(started).toISOString();
   let page: FetchedPage | null = null;
   let failure: FetchError | null = null;
+  let via: FetchVia | null = null;
   try {
-    page = await obtain(task, ctx);
-    failure = statusFailure(page);
+    const obtained = await obtain(task, ctx);
+    page = obtained;
+    via = obtained.via ?? null;
+    failure = statusFailure(obtained);
   } catch (err) {
     failure = toFetchError(err);
+    if (err instanceof RoutedFetchError) via = err.via;
   }
   const base = {
     schema: PAGE_RECORD_SCHEMA,
@@ -137,6 +148,7 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     canonicalUrl: extracted?.canonicalUrl ?? null,
     refreshUrl: extracted?.refreshUrl ?? null,
     linksDropped: extracted?.dropped ?? { tooLong: 0, overLimit: 0 },
+    ...(via ? { userAgent: via.userAgent, ...(via.proxy ? { proxy: via.proxy } : {}) } : {}),
   };
   const wireFailure: WireFailure | null = failure
     ? {
