@@ -11,6 +11,7 @@ import {
 } from '../shared/protocol/link-limits.js';
 import { hostRulesSchema, parseHostRules } from '../shared/politeness/host-rules.js';
 import type { RefinementCtx } from 'zod';
+import { proxyUrlSchema } from '../shared/protocol/proxy-url.js';
 
 /** Scheduler settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_HOST_DELAY_MS). */
 export const schedulerConfigSchema = z.object({
@@ -59,6 +60,12 @@ export const schedulerConfigSchema = z.object({
   leaseMs: field.int(1000).default(120_000),
   heartbeatMs: field.int(100).default(5_000),
   userAgent: z.string().min(1).default('ackcrawl/0.1 (+https://github.com/ackcrawl/ackcrawl)'),
+  /** User-Agents to rotate through, one per line in the environment (userAgent stays the identity). */
+  userAgents: field.lines().default([]),
+  /** Proxy URLs (http, https, socks4(a), socks5(h), optional user:pass), by spaces or commas. */
+  proxies: field.list(proxyUrlSchema).default([]),
+  proxyMaxFailures: field.int(1).default(3),
+  proxyCooloffMs: field.int(1).default(60_000),
   connectTimeoutMs: field.int(1).default(10_000),
   responseTimeoutMs: field.int(1).default(20_000),
   totalTimeoutMs: field.int(1).default(60_000),

@@ -207,6 +207,9 @@ export class CrawlScheduler {
         ...(request.userAgent ? { userAgent: request.userAgent } : {}),
         maxUrlLength: request.maxUrlLength,
         maxLinksPerPage: request.maxLinksPerPage,
+        // Absent: the scheduler's own; an empty list turns rotation or proxies off.
+        ...(request.userAgents ? { userAgents: request.userAgents } : {}),
+        ...(request.proxies ? { proxies: request.proxies } : {}),
       },
     };
     this.deps.saveJob?.(this.job);

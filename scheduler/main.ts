@@ -58,6 +58,14 @@ function jobFromConfig(config: SchedulerConfig): JobSettings {
       allowPrivate: config.allowPrivate,
       maxUrlLength: config.maxUrlLength,
       maxLinksPerPage: config.maxLinksPerPage,
+      ...(config.userAgents.length > 0 ? { userAgents: config.userAgents } : {}),
+      ...(config.proxies.length > 0
+        ? {
+            proxies: config.proxies,
+            proxyMaxFailures: config.proxyMaxFailures,
+            proxyCooloffMs: config.proxyCooloffMs,
+          }
+        : {}),
     },
   };
 }

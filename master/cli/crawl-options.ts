@@ -8,6 +8,7 @@ import {
   MAX_LINKS_PER_PAGE_LIMIT,
   MAX_URL_LENGTH_LIMIT,
 } from '../../shared/protocol/link-limits.js';
+import { normalizeProxyUrl, proxyUrlProblem } from '../../shared/protocol/proxy-url.js';
 import { normalizeUrl } from '../../shared/url/normalize.js';
 import { parseHostRules, type HostRule } from '../../shared/politeness/host-rules.js';
 
@@ -28,7 +29,10 @@ export interface RawCrawlOptions {
   allowPrivate?: boolean;
   json?: boolean;
   gzip?: boolean;
-  userAgent?: string;
+  /** `--user-agent`, repeatable: the first is the identity, two or more rotate. */
+  userAgent?: string | string[];
+  /** `--proxy`, repeatable. */
+  proxy?: string[];
   verbose?: boolean;
   render?: boolean;
   renderHost?: string[];
@@ -55,6 +59,10 @@ export interface CrawlPlan {
   json: boolean;
   gzip: boolean;
   userAgent: string | undefined;
+  /** Rotation list (every --user-agent given, when more than one); empty: no rotation. */
+  userAgents: string[];
+  /** Proxy URLs, validated; empty: direct. */
+  proxies: string[];
   verbose: boolean;
   /** `always` renders every page in a browser; `renderHosts` only those hosts' pages. */
   render: 'never' | 'always';
@@ -114,6 +122,17 @@ export function planCrawl(
   if (scope !== 'host' && scope !== 'domain' && scope !== 'any') {
     problems.push(`--scope must be host, domain or any, not '${scope}'`);
   }
+  const userAgents = [raw.userAgent ?? []].flat();
+  if (userAgents.some((ua) => ua.trim() === '' || ua.length > 500 || /[\r\n]/.test(ua))) {
+    problems.push('--user-agent must be one line of 1 to 500 characters');
+  }
+  const proxies: string[] = [];
+  (raw.proxy ?? []).forEach((proxy, i) => {
+    const problem = proxyUrlProblem(proxy);
+    // The value itself is not repeated: it may hold a password.
+    if (problem) problems.push(`--proxy #${i + 1}: ${problem}`);
+    else proxies.push(normalizeProxyUrl(proxy));
+  });
   const plan: CrawlPlan = {
     seeds,
     outDir: resolve(raw.out),
@@ -131,7 +150,9 @@ export function planCrawl(
     allowPrivate: raw.allowPrivate === true,
     json: raw.json === true,
     gzip: raw.gzip === true,
-    userAgent: raw.userAgent,
+    userAgent: userAgents[0],
+    userAgents: userAgents.length > 1 ? userAgents : [],
+    proxies,
     verbose: raw.verbose === true,
     render: raw.render === true ? 'always' : 'never',
     renderHosts: [],

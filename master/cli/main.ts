@@ -10,6 +10,11 @@ import { ProgressDisplay } from './progress-display.js';
 import { buildClusterSummary, buildSummary, formatSummary } from './summary.js';
 import { runClusterCrawl } from '../cluster/run-cluster-crawl.js';
 
+/** Commander reducer for a repeatable option. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
 function fail(err: unknown): never {
   const message = err instanceof Error ? err.message : String(err);
   process.stderr.write(`ackcrawl: ${message.split('\n').join('\nackcrawl: ')}\n`);
@@ -91,7 +96,16 @@ program
   .option('--retry-delay <ms>', 'wait before the second retry of a failed page', '300000')
   .option('--allow-private', 'allow private, loopback and link-local addresses (off: refused)')
   .option('--gzip', 'compress record files (pages-N.jsonl.gz)')
-  .option('--user-agent <ua>', 'User-Agent header')
+  .option(
+    '--user-agent <ua>',
+    'User-Agent header; repeat to rotate through several, one per request (the first is the crawl\u2019s identity for robots.txt)',
+    collect,
+  )
+  .option(
+    '--proxy <url>',
+    'send requests through this proxy (http://, https://, socks4://, socks5://, optional user:pass@); repeat for a pool',
+    collect,
+  )
   .option('--render', 'render every page in a browser (Debian chromium) and record the DOM after scripts ran')
   .option(
     '--render-host <pattern>',

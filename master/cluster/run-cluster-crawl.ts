@@ -77,6 +77,8 @@ export async function runClusterCrawl(
     ...(plan.userAgent ? { userAgent: plan.userAgent } : {}),
     maxUrlLength: plan.maxUrlLength,
     maxLinksPerPage: plan.maxLinksPerPage,
+    ...(plan.userAgents.length > 0 ? { userAgents: plan.userAgents } : {}),
+    ...(plan.proxies.length > 0 ? { proxies: plan.proxies } : {}),
   };
   await call(target, { method: 'POST', body: request });
   const pollMs = hooks.pollMs ?? 500;

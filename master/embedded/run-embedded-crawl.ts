@@ -54,6 +54,8 @@ function roleEnv(plan: CrawlPlan, token: string): NodeJS.ProcessEnv {
     // Render-capable crawlers only when the job renders anything: they start a browser.
     ACKCRAWL_RENDER_PROCESSES: String(rendersAnything(plan) ? plan.renderProcesses : 0),
     ...(plan.userAgent ? { ACKCRAWL_USER_AGENT: plan.userAgent } : {}),
+    ...(plan.userAgents.length > 0 ? { ACKCRAWL_USER_AGENTS: plan.userAgents.join('\n') } : {}),
+    ...(plan.proxies.length > 0 ? { ACKCRAWL_PROXIES: plan.proxies.join(' ') } : {}),
   };
 }
 

@@ -79,7 +79,8 @@ export const field = {
   /** Known words only: a typo such as `ture` is reported, not read as false. */
   bool: () =>
     z.preprocess((v) => (typeof v === 'string' ? (BOOL_WORDS[v.trim().toLowerCase()] ?? v) : v), z.boolean()),
-  list: () =>
+  /** Words separated by spaces or commas (each checked by `item`). */
+  list: <T extends z.ZodType<string>>(item?: T) =>
     z.preprocess(
       (v) =>
         typeof v === 'string'
@@ -88,6 +89,18 @@ export const field = {
               .map((s) => s.trim())
               .filter(Boolean)
           : v,
-      z.array(z.string()),
+      z.array(item ?? z.string()),
+    ),
+  /** One entry per line, for values that hold spaces and commas (User-Agent strings). */
+  lines: () =>
+    z.preprocess(
+      (v) =>
+        typeof v === 'string'
+          ? v
+              .split(/\r?\n/)
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : v,
+      z.array(z.string().min(1).max(500)),
     ),
 };

@@ -7,6 +7,7 @@ import {
   MAX_URL_LENGTH_LIMIT,
 } from './link-limits.js';
 import { hostRulesSchema } from '../politeness/host-rules.js';
+import { proxyUrlSchema } from './proxy-url.js';
 
 /**
  * The scheduler's crawl API (`POST /crawl`, `GET /crawl`), used by `ackcrawl crawl --cluster` to
@@ -31,6 +32,10 @@ export const crawlRequestSchema = z.object({
   renderHosts: renderHostsSchema.default([]),
   maxUrlLength: z.number().int().min(1).max(MAX_URL_LENGTH_LIMIT).default(DEFAULT_MAX_URL_LENGTH),
   maxLinksPerPage: z.number().int().min(1).max(MAX_LINKS_PER_PAGE_LIMIT).default(DEFAULT_MAX_LINKS_PER_PAGE),
+  /** User-Agents to rotate through (per request); absent: the scheduler's; empty: no rotation. */
+  userAgents: z.array(z.string().min(1).max(500)).max(1000).optional(),
+  /** Proxy URLs; absent: the scheduler's; empty: direct. */
+  proxies: z.array(proxyUrlSchema).max(10_000).optional(),
 });
 export type CrawlRequest = z.infer<typeof crawlRequestSchema>;
 
