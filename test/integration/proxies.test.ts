@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createAgents, type Agents } from '../../client/crawler/fetch/agents.js';
 import { createFetcherFactory } from '../../client/crawler/fetch/fetcher-factory.js';
@@ -272,6 +272,36 @@ describe('requests through local HTTP and SOCKS5 proxies', () => {
       assert.ok((second.retryAfterMs ?? 0) > 40_000, `retry after the cool-off, not ${second.retryAfterMs}`);
     } finally {
       destroy(agents);
+    }
+  });
+
+  test('a proxy that accepts but never answers its handshake times out as a proxy failure', async () => {
+    const silent = createNetServer(() => undefined);
+    const held = new Set<Socket>();
+    silent.on('connection', (socket: Socket) => held.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentUrl = `socks5://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const { fetcher, pool, agents } = routed({
+      proxies: [silentUrl, httpA.url],
+      maxFailures: 1,
+      settings: { connectTimeoutMs: 300 },
+    });
+    try {
+      await sitesUntil((all) =>
+        all.some((s) => rankProxies(s.host, [silentUrl, httpA.url])[0] === silentUrl),
+      );
+      const onSilent = sites.find(
+        (s) => rankProxies(s.host, [silentUrl, httpA.url])[0] === silentUrl,
+      ) as Site;
+      const started = Date.now();
+      const page = await fetcher.fetch(`${onSilent.origin}/silent`);
+      assert.equal(page.via.proxy, redactProxyUrl(httpA.url), 'moved on to the next proxy');
+      assert.ok(Date.now() - started < 2_000, 'within about the connect timeout');
+      assert.equal(pool.snapshot()[0]?.state, 'retired');
+    } finally {
+      destroy(agents);
+      for (const socket of held) socket.destroy();
+      silent.close();
     }
   });
 
