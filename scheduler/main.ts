@@ -59,13 +59,10 @@ function jobFromConfig(config: SchedulerConfig): JobSettings {
       maxUrlLength: config.maxUrlLength,
       maxLinksPerPage: config.maxLinksPerPage,
       ...(config.userAgents.length > 0 ? { userAgents: config.userAgents } : {}),
-      ...(config.proxies.length > 0
-        ? {
-            proxies: config.proxies,
-            proxyMaxFailures: config.proxyMaxFailures,
-            proxyCooloffMs: config.proxyCooloffMs,
-          }
-        : {}),
+      ...(config.proxies.length > 0 ? { proxies: config.proxies } : {}),
+      // Also without proxies here: a crawl submitted later may bring some.
+      proxyMaxFailures: config.proxyMaxFailures,
+      proxyCooloffMs: config.proxyCooloffMs,
     },
   };
 }
