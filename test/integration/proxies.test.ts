@@ -305,6 +305,40 @@ describe('requests through local HTTP and SOCKS5 proxies', () => {
     }
   });
 
+  test('https targets go through a CONNECT tunnel (or SOCKS); a TLS failure there is not the proxy’s', async () => {
+    reset();
+    const site = sites[4] as Site;
+    for (const proxy of [httpA, socks]) {
+      const { fetcher, pool, agents } = routed({ proxies: [proxy.url], maxFailures: 1 });
+      try {
+        // The site speaks plain HTTP, so the TLS handshake through the tunnel fails at the target.
+        const err = await failure(fetcher.fetch(`https://${site.host}/tls`));
+        assert.ok(!err.code.startsWith('PROXY_'), `${proxy.url}: ${err.code} blamed the proxy`);
+        assert.equal(err.via.proxy, redactProxyUrl(proxy.url));
+        assert.equal(proxy.targets.at(-1), site.host, 'the proxy was asked for a tunnel to the site');
+        assert.equal(pool.snapshot()[0]?.state, 'healthy');
+      } finally {
+        destroy(agents);
+      }
+    }
+  });
+
+  test('onRequestSent fires once, for the request that went out, not for a refused proxy', async () => {
+    const dead = await deadProxyUrl();
+    const proxies = [dead, httpA.url];
+    await sitesUntil((all) => all.some((s) => rankProxies(s.host, proxies)[0] === dead));
+    const site = sites.find((s) => rankProxies(s.host, proxies)[0] === dead) as Site;
+    const { fetcher, agents } = routed({ proxies, maxFailures: 5 });
+    try {
+      let sent = 0;
+      const page = await fetcher.fetch(`${site.origin}/sent`, { onRequestSent: () => (sent += 1) });
+      assert.equal(page.via.proxy, redactProxyUrl(httpA.url), 'failed over');
+      assert.equal(sent, 1);
+    } finally {
+      destroy(agents);
+    }
+  });
+
   test('the User-Agent rotates through the list, one per request, and is recorded', async () => {
     reset();
     const list = ['ua-one/1', 'ua-two/2', 'ua-three/3'];
