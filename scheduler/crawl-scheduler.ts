@@ -19,6 +19,9 @@ import { startWsServer, type RunningWsServer } from './ws/server.js';
 import type { WsSession } from './ws/session.js';
 import { ProgressMeter, type CrawlProgress, type CrawlSummary } from './progress.js';
 import { createCrawlApi } from './http/crawl-api.js';
+import { explainUrl } from '../shared/why/explain-url.js';
+import { describeScope } from '../shared/why/scope-rule.js';
+import type { WhyAnswer } from '../shared/protocol/why.js';
 import type { CrawlRequest, CrawlStatus } from '../shared/protocol/crawl-api.js';
 import { normalizeUrl } from '../shared/url/normalize.js';
 import { createScope, type ScopeMode } from '../shared/url/scope.js';
@@ -144,6 +147,7 @@ export class CrawlScheduler {
         token: settings.token,
         status: () => this.status(),
         submit: (request) => this.submit(request),
+        why: (url) => this.why(url),
         logger: logger.child({ module: 'api' }),
       }),
       handlers: {
@@ -224,6 +228,21 @@ export class CrawlScheduler {
     this.meter.restart();
     this.deps.logger.info({ seeds: seeds.length, accepted }, 'crawl submitted');
     return { accepted };
+  }
+
+  /** Where a URL is in this crawl and what it waits for (see explainUrl). */
+  why(url: string): Promise<WhyAnswer> {
+    const job = this.job;
+    const inScope = job.seeds.length > 0 ? createScope(job.scope, job.seeds) : () => false;
+    return explainUrl(url, {
+      clock: this.clock,
+      scopeProblem: (u) => (inScope(u) ? null : describeScope(job.scope, job.seeds)),
+      frontier: this.deps.frontier,
+      locate: (u) => this.dispatcher.locate(u),
+      crawlerOf: (sessionId) =>
+        [...(this.server?.sessions ?? [])].find((s) => s.id === sessionId)?.crawlerId ?? null,
+      gate: this.gate,
+    });
   }
 
   status(): CrawlStatus {

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../shared/config/load.js';
 import { AppError, ConfigError } from '../shared/errors.js';
@@ -67,6 +67,19 @@ function jobFromConfig(config: SchedulerConfig): JobSettings {
   };
 }
 
+/** Where `ackcrawl why --out DIR` finds a running embedded crawl's scheduler (see master/cli/why.ts). */
+const SCHEDULER_FILE = 'scheduler.json';
+
+/** Tells local tools where this scheduler's API is; owner-only, since it holds the token. */
+function announce(outDir: string, wsUrl: string, token: string | undefined): void {
+  const api = wsUrl.replace(/^ws:/, 'http:').replace(/\/crawlers$/, '');
+  writeFileSync(
+    join(outDir, SCHEDULER_FILE),
+    JSON.stringify({ api, pid: process.pid, ...(token ? { token } : {}) }),
+    { mode: 0o600 },
+  );
+}
+
 /** Composition root of the scheduler role: config, frontier and sink, WebSocket endpoint and API. */
 export async function main(env: Record<string, string | undefined> = process.env): Promise<void> {
   const config = loadConfig(schedulerConfigSchema, env);
@@ -104,12 +117,14 @@ export async function main(env: Record<string, string | undefined> = process.env
   let stopping: Promise<void> | null = null;
   const shutdown = (): Promise<void> =>
     (stopping ??= (async () => {
+      if (config.frontier === 'sqlite') rmSync(join(config.outDir, SCHEDULER_FILE), { force: true });
       await scheduler.close();
       await backend.close();
     })());
   onShutdownSignal(logger, shutdown);
   const url = await scheduler.start();
   logger.info({ url, output: backend.output }, 'scheduler listening');
+  if (config.frontier === 'sqlite') announce(config.outDir, url, config.token);
   tell({ type: 'listening', url });
 }
 

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AppError } from '../../shared/errors.js';
 import { runEmbeddedCrawl } from '../embedded/run-embedded-crawl.js';
+import { formatWhy, why, type WhyOptions } from './why.js';
 import { roleScripts, type RoleName } from '../embedded/role-scripts.js';
 import { planCrawl, type RawCrawlOptions } from './crawl-options.js';
 import { ProgressDisplay } from './progress-display.js';
@@ -153,5 +154,18 @@ program
     'a JSON file of settings (keys as in docs/configuration.md); the environment wins',
   )
   .action((options: { config?: string }) => runRole('archiver', options).catch(fail));
+
+program
+  .command('why')
+  .description('say where a URL is in a crawl and what it waits for (scope, robots, politeness, retries…)')
+  .argument('<url>', 'the URL to explain')
+  .option('--scheduler <url>', "a running scheduler's HTTP address, e.g. http://127.0.0.1:8080")
+  .option('--token <token>', "the scheduler's token (default: ACKCRAWL_TOKEN)")
+  .option('--out <dir>', "an embedded crawl's --out folder (running or finished)")
+  .option('--json', 'print the answer as JSON')
+  .action(async (url: string, options: WhyOptions) => {
+    const answer = await why(url, options).catch(fail);
+    process.stdout.write(options.json ? `${JSON.stringify(answer, null, 2)}\n` : `${formatWhy(answer)}\n`);
+  });
 
 program.parseAsync(process.argv).catch(fail);

@@ -2,6 +2,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { Frontier } from '../../shared/ports/frontier.js';
 import type { WireTask } from '../../shared/protocol/messages.js';
 import type { Lease } from '../../shared/protocol/task.js';
+import type { Located } from '../../shared/protocol/why.js';
 import type { HostGate, RequestFeedback } from '../politeness/host-gate.js';
 import type { RenderPredicate } from './render-rule.js';
 import { TaskBuffer } from './task-buffer.js';
@@ -278,6 +279,22 @@ export class Dispatcher {
       this.frontierChanged();
     }
     return expired.length;
+  }
+
+  /** The task of `url` if it is buffered here or in flight (a linear scan: for diagnostics only). */
+  locate(url: string): Located | null {
+    for (const flight of this.inFlight.values()) {
+      if (flight.lease.url === url) {
+        return {
+          where: 'in-flight',
+          lease: flight.lease,
+          sessionId: flight.sessionId,
+          sentAt: flight.sentAt,
+        };
+      }
+    }
+    const lease = this.buffer.all().find((l) => l.url === url);
+    return lease ? { where: 'buffer', lease } : null;
   }
 
   /** Every lease this scheduler holds, to renew. */

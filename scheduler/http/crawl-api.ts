@@ -3,11 +3,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { crawlRequestSchema, type CrawlRequest, type CrawlStatus } from '../../shared/protocol/crawl-api.js';
+import type { WhyAnswer } from '../../shared/protocol/why.js';
 
 export interface CrawlApiDeps {
   token: string | undefined;
   status: () => CrawlStatus;
   submit: (request: CrawlRequest) => Promise<{ accepted: number }>;
+  /** "Why not yet?" for one URL. */
+  why: (url: string) => Promise<WhyAnswer>;
   logger: Logger;
 }
 
@@ -56,8 +59,14 @@ export function createCrawlApi(deps: CrawlApiDeps) {
       const { status, progress } = deps.status();
       return send(res, 200, { status, ...progress });
     }
+    if (path === '/why') return whyRoute(req, res, deps);
     if (path !== '/crawl')
-      return error(res, 404, 'NOT_FOUND', 'try GET /health, GET or POST /crawl, or a WebSocket on /crawlers');
+      return error(
+        res,
+        404,
+        'NOT_FOUND',
+        'try GET /health, GET or POST /crawl, GET /why?url=…, or a WebSocket on /crawlers',
+      );
     if (!authorized(req, deps.token))
       return error(res, 401, 'UNAUTHORIZED', 'a valid bearer token is required');
     if (req.method === 'GET') return send(res, 200, deps.status());
@@ -78,4 +87,23 @@ export function createCrawlApi(deps: CrawlApiDeps) {
       }
     })();
   };
+}
+
+/** `GET /why?url=…`: where the URL is in the crawl and what it waits for. */
+function whyRoute(req: IncomingMessage, res: ServerResponse, deps: CrawlApiDeps): void {
+  if (!authorized(req, deps.token))
+    return error(res, 401, 'UNAUTHORIZED', 'a valid bearer token is required');
+  if (req.method !== 'GET') return error(res, 405, 'METHOD_NOT_ALLOWED', 'use GET');
+  const url = new URL(req.url ?? '/', 'http://scheduler').searchParams.get('url');
+  if (!url) return error(res, 400, 'MISSING_URL', 'give the URL to explain: GET /why?url=https://…');
+  void deps.why(url).then(
+    (answer) => send(res, 200, answer),
+    (err: unknown) => {
+      const status =
+        err instanceof AppError ? (err.status ?? (err.name === 'InvalidInputError' ? 400 : 500)) : 500;
+      const code = err instanceof AppError ? err.code : 'INTERNAL';
+      if (status >= 500) deps.logger.error({ err }, 'why failed');
+      error(res, status, code, err instanceof Error ? err.message : String(err));
+    },
+  );
 }

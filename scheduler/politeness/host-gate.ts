@@ -1,5 +1,8 @@
 import type { Logger } from '../../shared/logger.js';
-import { HostRuleBook, type HostRule } from '../../shared/politeness/host-rules.js';
+import { HostRuleBook } from '../../shared/politeness/host-rules.js';
+import type { HostPoliteness } from '../../shared/protocol/why.js';
+
+export type { HostPoliteness } from '../../shared/protocol/why.js';
 import { nextAdaptiveDelay } from './adaptive-delay.js';
 import { cooldownMs, isSlowDownStatus } from './cooldown.js';
 import { startMarginMs, type PolitenessSettings } from './politeness-settings.js';
@@ -11,24 +14,6 @@ export interface RequestFeedback {
   /** Time the crawler spent on the request, null when unknown. */
   responseMs: number | null;
   retryAfterMs: number | null;
-}
-
-/** Why a host may not start a request now, for "why not yet?" answers. */
-export interface HostPoliteness {
-  host: string;
-  inFlight: number;
-  concurrency: number;
-  /** The delay in force: the job's or the rule's, raised by Crawl-delay and the adaptive delay. */
-  delayMs: number;
-  crawlDelayMs: number | null;
-  adaptiveDelayMs: number | null;
-  /** The host rule that applies, if any. */
-  rule: HostRule | null;
-  /** When the next request may start (ms since the epoch); `now` or earlier: at once. */
-  nextStartAt: number;
-  /** Set while the host cools down (429/503) or is deferred (robots.txt unreachable, say). */
-  pausedUntil: number | null;
-  pauseReason: string | null;
 }
 
 interface Active {

@@ -36,6 +36,12 @@ export interface Frontier {
    */
   isLeaseLive?(lease: Pick<Lease, 'taskId' | 'leaseId'>): boolean;
 
+  /**
+   * Optional. What the frontier knows of one URL (normalised), or null if it never accepted it:
+   * for "why not yet?" answers. Adapters that cannot look a URL up may omit it.
+   */
+  inspect?(url: string): Promise<TaskView | null>;
+
   stats(): Promise<FrontierStats>;
 
   /** The checkpoint stored with the last settle (see Settlement.checkpoint), or null. */
@@ -90,4 +96,16 @@ export interface FrontierStats {
   failed: number;
   /** Every URL ever accepted. */
   total: number;
+}
+
+export interface TaskView {
+  url: string;
+  /** `queued`: waiting its turn; `delayed`: a retry not yet due; `pending`: in the broker, place unknown. */
+  state: 'queued' | 'delayed' | 'pending' | 'leased' | 'done' | 'failed';
+  attempt: number;
+  lastError: string | null;
+  /** When a delayed task becomes ready (ms since the epoch), when known. */
+  availableAt: number | null;
+  depth: number | null;
+  parentUrl: string | null;
 }

@@ -5,6 +5,7 @@ import type {
   Frontier,
   FrontierStats,
   LeaseOptions,
+  TaskView,
   PushOptions,
   Settlement,
   SettleResult,
@@ -113,6 +114,32 @@ class SqliteFrontierImpl implements SqliteFrontier {
   async push(tasks: readonly NewTask[], options: PushOptions = {}): Promise<NewTask[]> {
     assertNewTasks(tasks);
     return this.write('push', (now, delta) => this.insert(tasks, options.maxTotal, now, delta));
+  }
+
+  async inspect(url: string): Promise<TaskView | null> {
+    this.assertOpen();
+    const row = this.stmts.inspect.get(url);
+    if (row === undefined) return null;
+    const now = this.clock();
+    const state =
+      row.state === State.done
+        ? 'done'
+        : row.state === State.failed
+          ? 'failed'
+          : row.state === State.leased
+            ? 'leased'
+            : row.available_at > now
+              ? 'delayed'
+              : 'queued';
+    return {
+      url: row.url,
+      state,
+      attempt: row.attempt,
+      lastError: row.last_error,
+      availableAt: state === 'delayed' ? row.available_at : null,
+      depth: row.depth,
+      parentUrl: row.parent_url,
+    };
   }
 
   async lease(max: number, options: LeaseOptions = {}): Promise<Lease[]> {

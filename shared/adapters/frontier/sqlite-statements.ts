@@ -78,6 +78,19 @@ export function prepareStatements(db: Database.Database) {
       `UPDATE tasks SET lease_expires = MAX(lease_expires, ?), updated_at = ?
        WHERE id = ? AND state = 1 AND lease_id = ?`,
     ),
+    /** (url) */
+    inspect: db.prepare<
+      [string],
+      {
+        url: string;
+        state: number;
+        attempt: number;
+        last_error: string | null;
+        available_at: number;
+        depth: number;
+        parent_url: string | null;
+      }
+    >(`SELECT url, state, attempt, last_error, available_at, depth, parent_url FROM tasks WHERE url = ?`),
     /** (now) */
     countDelayed: db.prepare<[number], Count>(
       `SELECT COUNT(*) AS n FROM tasks WHERE state = 0 AND available_at > ?`,

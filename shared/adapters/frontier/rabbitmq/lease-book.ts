@@ -91,6 +91,18 @@ export class LeaseBook {
     return taken;
   }
 
+  /** A copy of `url` held here, leased or buffered, if any (a linear scan: for diagnostics only). */
+  find(url: string): { delivery: Delivery; leased: boolean } | undefined {
+    for (const held of this.leases.values())
+      if (held.task.url === url) return { delivery: held, leased: true };
+    for (const held of this.settling) if (held.task.url === url) return { delivery: held, leased: true };
+    for (const level of this.levels) {
+      const delivery = level.find((d) => d.task.url === url);
+      if (delivery) return { delivery, leased: false };
+    }
+    return undefined;
+  }
+
   /** A set-aside copy is confirmed and the delivery acked: it leaves the book. */
   finishParking(delivery: Delivery): void {
     if (this.parking.delete(delivery)) this.forget(delivery);

@@ -7,13 +7,14 @@ import type {
   PushOptions,
   Settlement,
   SettleResult,
+  TaskView,
 } from '../../../ports/frontier.js';
 import type { Lease, NewTask } from '../../../protocol/task.js';
 import { assertNewTasks, assertSettlement } from '../task-input.js';
 import { BrokerLink, requeueOn, type Link } from './broker-link.js';
 import { claimSettlement, FrontierWriter } from './frontier-writer.js';
 import { DeliveryIntake } from './delivery-intake.js';
-import { Ledger } from './ledger.js';
+import { Ledger, LedgerState } from './ledger.js';
 import { LeaseBook, toLease } from './lease-book.js';
 import { OutgoingMessages } from './outgoing-messages.js';
 import { Publisher } from './publisher.js';
@@ -256,6 +257,26 @@ class RabbitFrontierImpl implements RabbitFrontier {
         throw err;
       }
     });
+  }
+
+  /** From the ledger (state, attempt) and what this process holds; the broker's queues are not searched. */
+  async inspect(url: string): Promise<TaskView | null> {
+    this.assertOpen();
+    const entry = this.ledger.lookup(url);
+    if (entry === undefined) return null;
+    const base = { url, attempt: entry.attempt, availableAt: null, depth: null, parentUrl: null };
+    if (entry.state === LedgerState.done) return { ...base, state: 'done', lastError: null };
+    const held = this.book.find(url);
+    if (entry.state === LedgerState.failed) return { ...base, state: 'failed', lastError: null };
+    if (held === undefined) return { ...base, state: 'pending', lastError: null };
+    return {
+      ...base,
+      state: held.leased ? 'leased' : 'queued',
+      attempt: held.delivery.task.attempt,
+      lastError: held.delivery.task.lastError,
+      depth: held.delivery.task.depth,
+      parentUrl: held.delivery.task.parentUrl,
+    };
   }
 
   isLeaseLive(lease: LeaseRef): boolean {

@@ -1,0 +1,128 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
+import { InvalidInputError } from '../../shared/errors.js';
+import type { WhyAnswer } from '../../shared/protocol/why.js';
+import { createScope, type ScopeMode } from '../../shared/url/scope.js';
+import { explainUrl } from '../../shared/why/explain-url.js';
+import { describeScope } from '../../shared/why/scope-rule.js';
+
+export interface WhyOptions {
+  scheduler?: string;
+  token?: string;
+  out?: string;
+  json?: boolean;
+}
+
+/** Where a running scheduler's API is; the embedded scheduler writes it next to its records. */
+export const SCHEDULER_FILE = 'scheduler.json';
+
+/**
+ * `ackcrawl why URL`: asks a running scheduler (`--scheduler`, or the one an embedded crawl in
+ * `--out` is running), or, when none runs, reads the embedded crawl's frontier file in `--out`.
+ */
+export async function why(url: string, options: WhyOptions): Promise<WhyAnswer> {
+  const out = options.out === undefined ? undefined : resolve(options.out);
+  const running = out ? runningScheduler(out) : null;
+  const api = options.scheduler ?? running?.api ?? process.env.ACKCRAWL_SCHEDULER_API;
+  const token = options.token ?? running?.token ?? process.env.ACKCRAWL_TOKEN;
+  if (api) {
+    try {
+      return await ask(api, token, url);
+    } catch (err) {
+      if (!out || options.scheduler) throw err;
+      // The embedded crawl ended (or was killed): its files still tell.
+    }
+  }
+  if (!out) {
+    throw new InvalidInputError(
+      'WHY_NO_SOURCE',
+      'say where the crawl is: --scheduler http://host:port (a running scheduler) or --out DIR (an embedded crawl)',
+    );
+  }
+  return fromFiles(out, url);
+}
+
+function runningScheduler(out: string): { api: string; token?: string } | null {
+  const path = join(out, SCHEDULER_FILE);
+  if (!existsSync(path)) return null;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as { api: string; token?: string };
+  } catch {
+    return null;
+  }
+}
+
+async function ask(api: string, token: string | undefined, url: string): Promise<WhyAnswer> {
+  const target = new URL('/why', api);
+  target.searchParams.set('url', url);
+  const res = await fetch(target, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+    signal: AbortSignal.timeout(10_000),
+  });
+  const body = (await res.json()) as WhyAnswer & { error?: { code: string; message: string } };
+  if (!res.ok) {
+    throw new InvalidInputError(
+      body.error?.code ?? `HTTP_${res.status}`,
+      body.error?.message ?? res.statusText,
+    );
+  }
+  return body;
+}
+
+async function fromFiles(out: string, url: string): Promise<WhyAnswer> {
+  const frontierPath = join(out, 'frontier.sqlite');
+  if (!existsSync(frontierPath)) {
+    throw new InvalidInputError(
+      'WHY_NO_CRAWL',
+      `no crawl in ${out} (no frontier.sqlite): was it the --out of a crawl?`,
+    );
+  }
+  const job = readJob(join(out, 'job.json'));
+  const frontier = openSqliteFrontier({ path: frontierPath, durability: 'normal' });
+  try {
+    const inScope = job && job.seeds.length > 0 ? createScope(job.scope, job.seeds) : null;
+    return await explainUrl(url, {
+      clock: Date.now,
+      scopeProblem: (u) =>
+        inScope === null || inScope(u) ? null : describeScope(job?.scope ?? 'host', job?.seeds ?? []),
+      frontier,
+      locate: () => null,
+      crawlerOf: () => null,
+    });
+  } finally {
+    await frontier.close();
+  }
+}
+
+function readJob(path: string): { seeds: string[]; scope: ScopeMode } | null {
+  if (!existsSync(path)) return null;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as { seeds: string[]; scope: ScopeMode };
+  } catch {
+    return null;
+  }
+}
+
+/** The answer for a person: the state and reason, then what else is known. */
+export function formatWhy(a: WhyAnswer): string {
+  const lines = [`${a.url}`, `  ${a.state}: ${a.reason}`];
+  if (a.duplicateOf) lines.push(`  the crawl keys it as ${a.duplicateOf}`);
+  if (a.task) {
+    lines.push(
+      `  frontier: ${a.task.state}, attempt ${a.task.attempt}${a.task.lastError ? `, last error ${a.task.lastError}` : ''}${a.task.parentUrl ? `, found on ${a.task.parentUrl}` : ''}`,
+    );
+  }
+  if (a.host) {
+    const h = a.host;
+    lines.push(
+      `  host ${h.host}: ${h.inFlight}/${h.concurrency} in flight, delay ${h.delayMs} ms${h.crawlDelayMs ? ` (Crawl-delay ${h.crawlDelayMs} ms)` : ''}${h.nextStartAt ? `, next start ${h.nextStartAt}` : ''}${h.pausedUntil ? `, paused until ${h.pausedUntil} (${h.pauseReason ?? ''})` : ''}`,
+    );
+  }
+  if (a.crawler) lines.push(`  crawler: ${a.crawler.crawlerId} since ${a.crawler.since}`);
+  if (a.robots)
+    lines.push(
+      `  robots.txt: ${a.robots.state}${a.robots.line ? ` (line ${a.robots.line}: ${a.robots.rule ?? ''})` : ''}`,
+    );
+  return lines.join('\n');
+}
