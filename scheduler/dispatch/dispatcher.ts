@@ -42,6 +42,9 @@ export interface DispatcherOptions {
   needsRender?: () => RenderPredicate | null;
 }
 
+/** How long tasks waiting for a render crawler are set aside when the frontier can do that. */
+const STRANDED_WAIT_MS = 60_000;
+
 /**
  * Moves leased tasks from the frontier to crawlers: a bounded buffer per host, politeness from the
  * host gate, and the crawlers' credit. It tracks every task in flight so a lost crawler's tasks go
@@ -176,7 +179,24 @@ export class Dispatcher {
     }
     for (const [session, tasks] of batches) session.sendTasks(tasks);
     if (Number.isFinite(wakeInMs)) this.wakeIn(wakeInMs);
-    if (this.buffer.size < this.options.bufferSize / 2 && now >= this.frontierEmptyUntil) void this.refill();
+    // Tasks no connected crawler can take (they need a browser and no render crawler is here)
+    // neither count as buffered work nor are leased again: static work keeps flowing past them.
+    const stranded = this.strandedHosts(needsRender);
+    const usable = this.buffer.size - stranded.tasks;
+    if (
+      usable < this.options.bufferSize / 2 &&
+      this.buffer.size < this.options.bufferSize * 2 &&
+      now >= this.frontierEmptyUntil
+    ) {
+      void this.refill(usable, stranded.hosts);
+    }
+  }
+
+  private strandedHosts(needsRender: RenderPredicate | null): { hosts: string[]; tasks: number } {
+    if (needsRender === null || [...this.sessions.values()].some((s) => s.canRender === true)) {
+      return { hosts: [], tasks: 0 };
+    }
+    return this.buffer.hostsWhoseNext(needsRender);
   }
 
   /**
@@ -240,16 +260,21 @@ export class Dispatcher {
     );
   }
 
-  private async refill(): Promise<void> {
+  private async refill(usable: number, stranded: readonly string[]): Promise<void> {
     if (this.refilling || this.closed) return;
     this.refilling = true;
     try {
-      const want = this.options.bufferSize - this.buffer.size;
+      const { bufferSize } = this.options;
+      const want = Math.min(bufferSize - usable, bufferSize * 2 - this.buffer.size);
       const now = this.options.clock();
+      const waitingForBrowser = new Set(stranded);
       const leases = await this.options.frontier.lease(want, {
-        excludeHosts: this.buffer.fullHosts(),
+        excludeHosts: [...this.buffer.fullHosts(), ...stranded],
         leaseMs: this.options.leaseMs,
-        hostWaitMs: (host) => this.options.gate.estimateWaitMs(host, now, this.buffer.countOf(host)),
+        hostWaitMs: (host) =>
+          waitingForBrowser.has(host)
+            ? STRANDED_WAIT_MS
+            : this.options.gate.estimateWaitMs(host, now, this.buffer.countOf(host)),
       });
       for (const lease of leases) this.buffer.add(lease);
       // Nothing ready: look again on the next tick rather than spinning on the frontier.

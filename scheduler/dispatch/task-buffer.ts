@@ -28,6 +28,20 @@ export class TaskBuffer {
     this.count += 1;
   }
 
+  /** Hosts whose next task `test` accepts, with how many tasks they hold (a scan of the hosts). */
+  hostsWhoseNext(test: (lease: Lease) => boolean): { hosts: string[]; tasks: number } {
+    const hosts: string[] = [];
+    let tasks = 0;
+    for (const [host, queue] of this.byHost) {
+      const next = queue[0];
+      if (next !== undefined && test(next)) {
+        hosts.push(host);
+        tasks += queue.length;
+      }
+    }
+    return { hosts, tasks };
+  }
+
   /** Tasks buffered for `host`. */
   countOf(host: string): number {
     return this.byHost.get(host)?.length ?? 0;

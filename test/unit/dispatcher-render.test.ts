@@ -131,3 +131,52 @@ describe('dispatching tasks that need rendering', () => {
     await d.close();
   });
 });
+
+describe('tasks no connected crawler can take', () => {
+  test('do not count as buffered work: the frontier is asked for other hosts, and static work flows', async () => {
+    const render = Array.from({ length: 8 }, () => lease('js.test'));
+    const plain = Array.from({ length: 4 }, () => lease('a.test'));
+    const asked: { max: number; exclude: readonly string[]; wait: number | null }[] = [];
+    const frontier = {
+      lease: async (
+        max: number,
+        options: { excludeHosts?: readonly string[]; hostWaitMs?: (h: string) => number },
+      ) => {
+        const exclude = options.excludeHosts ?? [];
+        asked.push({
+          max,
+          exclude,
+          wait: exclude.includes('js.test') ? (options.hostWaitMs?.('js.test') ?? null) : null,
+        });
+        if (asked.length === 1) return render.splice(0, max);
+        return exclude.includes('a.test') ? [] : plain.splice(0, max);
+      },
+      release: async () => undefined,
+      renew: async () => undefined,
+    } as unknown as Frontier;
+    const needsRender = renderPredicate({ renderHosts: ['js.test'] });
+    const d = new Dispatcher({
+      frontier,
+      gate: new HostGate({ ...DEFAULT_POLITENESS, concurrency: 100, delayMs: 0 }),
+      logger: silentLogger(),
+      clock: Date.now,
+      leaseMs: 60_000,
+      bufferSize: 8,
+      perHostBuffer: 100,
+      needsRender: () => needsRender,
+    });
+    const crawler = session('static', 10, false);
+    d.addSession(crawler);
+    d.pump();
+    await waitFor(() => crawler.got.length === 4, {
+      timeoutMs: 2000,
+      message: 'static tasks behind a full buffer of render tasks',
+    });
+    assert.deepEqual(new Set(hostsOf(crawler.got)), new Set(['a.test']));
+    const second = asked[1];
+    assert.ok(second, 'the frontier was asked again although 8 tasks sat in an 8-task buffer');
+    assert.ok(second.exclude.includes('js.test'), 'and told to skip the host no crawler can take');
+    assert.equal(second.wait, 60_000, 'which it may set aside for a minute');
+    assert.ok(d.bufferedCount <= 16, 'the buffer stays bounded (2 × its size)');
+  });
+});
