@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { field } from '../shared/config/load.js';
 import { kafkaSettingsSchema } from '../shared/config/kafka-settings.js';
@@ -75,6 +76,11 @@ export const schedulerConfigSchema = z.object({
   /** Soft link limits, sent to crawlers with the fetch settings (shared/protocol/link-limits.ts). */
   maxUrlLength: field.int(1).max(MAX_URL_LENGTH_LIMIT).default(DEFAULT_MAX_URL_LENGTH),
   maxLinksPerPage: field.int(1).max(MAX_LINKS_PER_PAGE_LIMIT).default(DEFAULT_MAX_LINKS_PER_PAGE),
+  /** With allowPrivate off, IPs or CIDRs fetched anyway (e.g. `10.1.2.3 192.168.0.0/16`). */
+  allowAddresses: field
+    .list()
+    .pipe(z.array(z.string().refine(isIpOrCidr, 'an IP address or CIDR, e.g. 10.1.2.3 or 10.1.0.0/16')))
+    .default([]),
   gzip: field.bool().default(false),
   segmentBytes: field.int(1024).default(64 * 1024 * 1024),
   bufferSize: field.int(1).default(2_000),
@@ -93,4 +99,13 @@ function hostRulesText(value: unknown, ctx: RefinementCtx): unknown {
     ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
     return z.NEVER;
   }
+}
+
+function isIpOrCidr(value: string): boolean {
+  const [ip, prefix, ...rest] = value.split('/');
+  if (rest.length > 0 || ip === undefined) return false;
+  const family = isIP(ip);
+  if (family === 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }

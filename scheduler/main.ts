@@ -63,6 +63,7 @@ function jobFromConfig(config: SchedulerConfig): JobSettings {
       // Also without proxies here: a crawl submitted later may bring some.
       proxyMaxFailures: config.proxyMaxFailures,
       proxyCooloffMs: config.proxyCooloffMs,
+      allowAddresses: config.allowAddresses,
     },
   };
 }

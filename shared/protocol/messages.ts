@@ -30,6 +30,13 @@ export const fetchSettingsSchema = z.object({
   proxyMaxFailures: z.number().int().positive().optional(),
   /** How long a retired proxy rests before one probe request may re-admit it (default 60 s). */
   proxyCooloffMs: z.number().int().positive().optional(),
+  /**
+   * IPs or CIDRs fetched even when private addresses are refused (e.g. one intranet host, or the
+   * loopback fixture in tests); every other private, loopback, link-local or unspecified address
+   * stays refused. Direct connections only: through a proxy every private target stays refused.
+   * Optional so older schedulers' welcome messages still parse.
+   */
+  allowAddresses: z.array(z.string().max(64)).max(1000).optional(),
 });
 export type FetchSettings = z.infer<typeof fetchSettingsSchema>;
 

@@ -7,12 +7,22 @@ export interface Agents {
   https: https.Agent;
 }
 
+export interface AgentOptions {
+  /** Fetch private, loopback, link-local and unspecified addresses too. */
+  allowPrivate: boolean;
+  /** With allowPrivate off: these IPs or CIDRs are fetched anyway; nothing else private is. */
+  allowAddresses?: readonly string[];
+  maxSockets?: number;
+}
+
 /**
  * Keep-alive agents. Unless private addresses are allowed, the agents check the address actually
- * connected to (after DNS, and for IP literals), so a hostname that resolves to 127.0.0.1 or
- * 169.254.169.254 is refused however it was spelled.
+ * connected to (after DNS, and for IP literals, redirects included), before connecting, so a
+ * hostname that resolves to 127.0.0.1 or 169.254.169.254 is refused however it was spelled.
+ * `allowAddresses` lets exact IPs or CIDRs through (matched as written: allowing `127.0.0.1` does
+ * not allow `::ffff:127.0.0.1` or `0.0.0.0`).
  */
-export function createAgents(options: { allowPrivate: boolean; maxSockets?: number }): Agents {
+export function createAgents(options: AgentOptions): Agents {
   const common = {
     keepAlive: true,
     maxSockets: options.maxSockets ?? 256,
@@ -22,7 +32,11 @@ export function createAgents(options: { allowPrivate: boolean; maxSockets?: numb
   if (options.allowPrivate) {
     return { http: new http.Agent(common), https: new https.Agent(common) };
   }
-  const filter = { allowPrivateIPAddress: false, allowMetaIPAddress: false };
+  const filter = {
+    allowPrivateIPAddress: false,
+    allowMetaIPAddress: false,
+    allowIPAddressList: [...(options.allowAddresses ?? [])],
+  };
   return {
     http: new RequestFilteringHttpAgent({ ...common, ...filter }),
     https: new RequestFilteringHttpsAgent({ ...common, ...filter }),

@@ -47,6 +47,13 @@ export function toFetchError(err: unknown): FetchError {
   if (e.code === 'ERR_TOO_MANY_REDIRECTS') {
     return new FetchError('TOO_MANY_REDIRECTS', message, { retriable: false, cause: err });
   }
+  if (e.code === 'ERR_INVALID_URL') {
+    // Task URLs are normalised before they are queued, so an unparsable URL here is a Location.
+    return new FetchError('BAD_REDIRECT', `redirect to an invalid URL: ${message}`, {
+      retriable: false,
+      cause: err,
+    });
+  }
   if (e.code === 'ERR_UNSUPPORTED_PROTOCOL') {
     return new FetchError('UNSUPPORTED_REDIRECT', message, { retriable: false, cause: err });
   }

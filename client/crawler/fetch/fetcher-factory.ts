@@ -84,7 +84,11 @@ export function createFetcherFactory(deps: FetcherFactoryDeps): (settings: Fetch
   return (settings) => {
     const key = JSON.stringify(settings);
     if (current?.key !== key) {
-      const direct = createAgents({ allowPrivate: settings.allowPrivate, maxSockets: deps.maxSockets });
+      const direct = createAgents({
+        allowPrivate: settings.allowPrivate,
+        allowAddresses: settings.allowAddresses,
+        maxSockets: deps.maxSockets,
+      });
       current = {
         key,
         fetcher: new RoutedFetcher({

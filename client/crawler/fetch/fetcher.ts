@@ -15,6 +15,8 @@ export interface FetchedPage {
   rendered?: boolean;
 }
 
+const WATCHDOG_GRACE_MS = 2_000;
+
 const KEPT_HEADERS = [
   'content-type',
   'content-length',
@@ -48,9 +50,10 @@ export interface FetchRoute {
 }
 
 /**
- * got with the crawler's limits: timeouts (connect, first byte, total), a redirect cap, and a cap
- * on decompressed body bytes, so a 50 MB body or a gzip bomb ends as BODY_TOO_LARGE rather than as
- * memory. got's own retries are off: the scheduler owns retries.
+ * got with the crawler's limits: timeouts (connect, first byte, total, and silence mid-body), a
+ * redirect cap, and a cap on decompressed body bytes, so a 50 MB body, an endless body or a gzip,
+ * deflate or brotli bomb ends as BODY_TOO_LARGE rather than as memory. got's own retries are off:
+ * the scheduler owns retries. docs/hostile-servers.md lists how each kind of hostile server ends.
  */
 export class Fetcher {
   private readonly client: Got;
@@ -65,6 +68,9 @@ export class Fetcher {
         connect: settings.connectTimeoutMs,
         response: settings.responseTimeoutMs,
         request: settings.totalTimeoutMs,
+        // No byte for this long, at any point, ends the request: a server that sends its headers
+        // and then goes silent fails well before the total limit.
+        socket: Math.max(settings.connectTimeoutMs, settings.responseTimeoutMs),
       },
       retry: { limit: 0 },
       followRedirect: true,
@@ -97,9 +103,19 @@ export class Fetcher {
       let size = 0;
       let meta: Omit<FetchedPage, 'body'> | null = null;
       let settled = false;
+      // got's own total timeout should always fire first; this only guards against a stream that
+      // neither ends nor errors (a hang would hold a crawl slot and a host slot forever).
+      const watchdog = setTimeout(() => {
+        fail(
+          new FetchError('TIMEOUT', `no end after ${this.settings.totalTimeoutMs} ms (watchdog)`, {
+            retriable: true,
+          }),
+        );
+      }, this.settings.totalTimeoutMs + WATCHDOG_GRACE_MS);
       const fail = (err: unknown): void => {
         if (settled) return;
         settled = true;
+        clearTimeout(watchdog);
         stream.destroy();
         reject(toFetchError(err));
       };
@@ -132,6 +148,7 @@ export class Fetcher {
         },
       );
       stream.on('data', (chunk: Buffer) => {
+        if (settled) return;
         size += chunk.length;
         if (size > max) {
           fail(
@@ -148,6 +165,7 @@ export class Fetcher {
       stream.on('end', () => {
         if (settled) return;
         settled = true;
+        clearTimeout(watchdog);
         if (!meta) {
           reject(new FetchError('BAD_HTTP_RESPONSE', 'stream ended without a response', { retriable: true }));
           return;
