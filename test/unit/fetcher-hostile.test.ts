@@ -141,6 +141,14 @@ describe('Fetcher against hostile servers', () => {
     });
   }
 
+  test('a body that is not in its declared Content-Encoding: a final BAD_CONTENT_ENCODING', async () => {
+    for (const path of ['/bad-gzip', '/bad-br']) {
+      const { err } = await failure(fetcher.fetch(http(path)));
+      assert.equal(err.code, 'BAD_CONTENT_ENCODING', `${path}: ${err.message}`);
+      assert.equal(err.retriable, false, path);
+    }
+  });
+
   test('redirect loops and a 20-hop chain: a final TOO_MANY_REDIRECTS', async () => {
     for (const path of ['/loop', '/loop-a', '/chain/20']) {
       const { err } = await failure(fetcher.fetch(http(path)));

@@ -59,6 +59,9 @@ export function toFetchError(err: unknown): FetchError {
   }
   if (
     e.code?.startsWith('Z_') ||
+    // Brotli's decoder errors: ERR__ERROR_FORMAT_PADDING_1 and kin.
+    e.code?.startsWith('ERR__ERROR_') ||
+    e.code?.startsWith('ERR_BROTLI') ||
     e.code === 'ERR_BODY_PARSE_FAILURE' ||
     /incorrect header check|unexpected end of file/i.test(message)
   ) {
