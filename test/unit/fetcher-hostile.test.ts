@@ -102,6 +102,13 @@ describe('Fetcher against hostile servers', () => {
     assert.ok(ms < settings.totalTimeoutMs, `${ms} ms`);
   });
 
+  test('endless 1xx informational responses: a retriable TIMEOUT at the response limit', async () => {
+    const { err, ms } = await failure(fetcher.fetch(raw('/raw/endless-1xx')));
+    assert.equal(err.code, 'TIMEOUT');
+    assert.equal(err.retriable, true);
+    assert.ok(ms < settings.totalTimeoutMs, `${ms} ms`);
+  });
+
   test('endless body: BODY_TOO_LARGE at the cap, and the server is no longer read', async () => {
     const { err } = await failure(fetcher.fetch(http('/endless')));
     assert.equal(err.code, 'BODY_TOO_LARGE');
