@@ -156,6 +156,17 @@ describe('Fetcher against hostile servers', () => {
     }
   });
 
+  test('a Content-Encoding that is not decoded (unknown, or stacked): a final UNSUPPORTED_CONTENT_ENCODING', async () => {
+    for (const path of ['/unknown-encoding', '/double-gzip']) {
+      const { err } = await failure(fetcher.fetch(http(path)));
+      assert.equal(err.code, 'UNSUPPORTED_CONTENT_ENCODING', `${path}: ${err.message}`);
+      assert.equal(err.retriable, false, path);
+      assert.equal(err.httpStatus, 200, path);
+    }
+    // identity is no encoding at all
+    assert.equal((await fetcher.fetch(http('/ok'))).status, 200);
+  });
+
   test('redirect loops and a 20-hop chain: a final TOO_MANY_REDIRECTS', async () => {
     for (const path of ['/loop', '/loop-a', '/chain/20']) {
       const { err } = await failure(fetcher.fetch(http(path)));

@@ -1,3 +1,4 @@
+import zlib from 'node:zlib';
 import got, { type Got } from 'got';
 import type { FetchSettings } from '../../../shared/protocol/messages.js';
 import type { Agents } from './agents.js';
@@ -16,6 +17,13 @@ export interface FetchedPage {
 }
 
 const WATCHDOG_GRACE_MS = 2_000;
+
+/**
+ * The codings got decodes (decompress-response: one coding, exactly as named; zstd where this
+ * Node has it). Any other Content-Encoding would reach the record still encoded, read as text.
+ */
+const DECODED_ENCODINGS = new Set(['', 'identity', 'gzip', 'deflate', 'br']);
+if ('createZstdDecompress' in zlib) DECODED_ENCODINGS.add('zstd');
 
 const KEPT_HEADERS = [
   'content-type',
@@ -128,6 +136,17 @@ export class Fetcher {
           headers: Record<string, string | string[] | undefined>;
         }) => {
           const headers = keptHeaders(response.headers);
+          const encoding = (headers['content-encoding'] ?? '').trim().toLowerCase();
+          if (!DECODED_ENCODINGS.has(encoding)) {
+            fail(
+              new FetchError(
+                'UNSUPPORTED_CONTENT_ENCODING',
+                `Content-Encoding '${encoding.slice(0, 100)}' cannot be decoded`,
+                { retriable: false, status: response.statusCode },
+              ),
+            );
+            return;
+          }
           const declared = Number(headers['content-length']);
           if (!headers['content-encoding'] && Number.isFinite(declared) && declared > max) {
             fail(
