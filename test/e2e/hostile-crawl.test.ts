@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { DEFAULT_MAX_LINKS_PER_PAGE } from '../../shared/protocol/link-limits.js';
 import { pageRecordSchema, type PageRecord } from '../../shared/protocol/page-record.js';
 import { HOSTILE_EXPECTED, startHostileServer, type HostileServer } from '../fixtures/hostile-server.js';
 import { runCli } from '../helpers/cli.js';
@@ -136,6 +137,8 @@ describe('ackcrawl crawl, embedded, against hostile servers', () => {
     assert.equal(badUtf8?.bodyEncoding, 'utf8');
     assert.match(badUtf8?.body ?? '', /caf\uFFFD/);
     assert.deepEqual(badUtf8?.links, [urlOf('/after-bad-bytes')]);
-    assert.equal(byPath.get('/many-links')?.links.length, 20_000);
+    const many = byPath.get('/many-links');
+    assert.equal(many?.links.length, DEFAULT_MAX_LINKS_PER_PAGE, 'links over the per-page limit are dropped');
+    assert.equal(many?.linksDropped?.overLimit, 20_000 - DEFAULT_MAX_LINKS_PER_PAGE, 'and counted');
   });
 });
