@@ -85,6 +85,17 @@ export const schedulerConfigSchema = z.object({
   segmentBytes: field.int(1024).default(64 * 1024 * 1024),
   bufferSize: field.int(1).default(2_000),
   exitWhenDone: field.bool().default(false),
+  /** robots.txt and sitemaps (scheduler/robots; docs/configuration.md). */
+  respectRobots: field.bool().default(true),
+  sitemaps: field.bool().default(false),
+  robotsTtlMs: field.int(1).default(24 * 3600 * 1000),
+  robotsRetryMs: field.int(1).default(1_000),
+  robotsRetryMaxMs: field.int(1).default(300_000),
+  robotsCacheHosts: field.int(1).default(10_000),
+  robotsCacheBytes: field.int(1024).default(64 * 1024 * 1024),
+  sitemapMaxDepth: field.int().default(3),
+  sitemapMaxUrls: field.int(1).default(50_000),
+  sitemapMaxBytes: field.int(1024).default(50 * 1024 * 1024),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

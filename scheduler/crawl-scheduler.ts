@@ -28,9 +28,21 @@ import { createScope, type ScopeMode } from '../shared/url/scope.js';
 import { hostOfNormalized } from '../shared/url/host-of-normalized.js';
 import type { RenderMode } from '../shared/protocol/render-rules.js';
 import { renderPredicate, type RenderPredicate } from './dispatch/render-rule.js';
+import type { RobotsAnswer } from '../shared/protocol/messages.js';
+import { RobotsCache } from './robots/robots-cache.js';
+import { RobotsGuard } from './robots/robots-guard.js';
+import type { RobotsRules } from './robots/robots-rules.js';
+import { SitemapSeeder } from './robots/sitemap-seeder.js';
+import { rootSitemapTasks, sitemapEntryTasks } from './robots/sitemap-tasks.js';
+import {
+  ROBOTS_DEFAULTS,
+  robotsPolicy,
+  type JobRobotsSettings,
+  type RobotsCacheSettings,
+} from './robots/robots-settings.js';
 
 /** What one crawl asks for; a cluster scheduler gets it from `POST /crawl`, embedded from config. */
-export interface JobSettings {
+export interface JobSettings extends JobRobotsSettings {
   seeds: string[];
   scope: ScopeMode;
   maxPages: number;
@@ -59,6 +71,8 @@ export interface CrawlSchedulerSettings {
   job: JobSettings;
   /** Where records go, for status reports (`file:/dir`, `kafka:topic`). */
   output: string;
+  /** robots.txt cache: TTL, retry backoff, size (defaults in scheduler/robots/robots-settings.ts). */
+  robots?: Partial<RobotsCacheSettings>;
 }
 
 export interface CrawlSchedulerDeps {
@@ -82,6 +96,9 @@ export class CrawlScheduler {
   private readonly gate: HostGate;
   private readonly dispatcher: Dispatcher;
   private readonly settler: Settler;
+  private readonly robots: RobotsGuard;
+  private readonly sitemaps: SitemapSeeder;
+  private inScope: (url: string) => boolean = () => false;
   private linkFilter: ReturnType<typeof createLinkFilter>;
   private needsRender: RenderPredicate | null;
   private job: JobSettings;
@@ -120,10 +137,44 @@ export class CrawlScheduler {
       leaseMs: settings.leaseMs,
       bufferSize: settings.bufferSize,
       perHostBuffer: () => perHostBuffer(this.job),
-      intercept: (lease) => this.settleRecovered(lease),
+      intercept: (lease) => this.settleRecovered(lease) || this.robots.intercept(lease),
       canDispatch: () => this.settler.backlog < settings.bufferSize * 2,
       needsRender: () => this.needsRender,
+      hold: {
+        waitMs: (next, now) => this.robots.waitMs(next, now),
+        nextTask: (sessionId, now) => this.robots.nextTask(sessionId, now),
+      },
     });
+    this.robots = new RobotsGuard({
+      cache: new RobotsCache({
+        ...ROBOTS_DEFAULTS.cache,
+        ...settings.robots,
+        onEvict: (host) => this.robots.evicted(host),
+      }),
+      gate: this.gate,
+      policy: () => robotsPolicy(this.job),
+      clock: this.clock,
+      logger: logger.child({ module: 'robots' }),
+      settle: {
+        fail: (lease, record, error) => this.settler.fail(lease, record, error),
+        retry: (lease, delayMs, error) => this.settler.retry(lease, delayMs, error),
+      },
+      wake: () => this.dispatcher.pump(),
+      onKnown: (_host, origin, rules) => this.onRobotsKnown(origin, rules),
+    });
+    this.sitemaps = new SitemapSeeder({
+      frontier: deps.frontier,
+      logger: logger.child({ module: 'sitemaps' }),
+      maxTotal: () => this.job.maxPages,
+      onPushed: (accepted) => {
+        if (accepted > 0) this.dispatcher.frontierChanged();
+      },
+    });
+  }
+
+  /** With `sitemaps` on, a host's sitemaps are queued once its robots.txt is read. */
+  private onRobotsKnown(origin: string, rules: RobotsRules): void {
+    if (this.job.sitemaps) this.sitemaps.queue(rootSitemapTasks(origin, rules, this.inScope));
   }
 
   /** Recovers after a crash, queues the seeds, opens the crawler endpoint. Resolves with its URL. */
@@ -139,7 +190,8 @@ export class CrawlScheduler {
       host: settings.listenHost,
       port: settings.listenPort,
       // Bodies are capped by maxBodyBytes; JSON escaping can grow text up to 6×.
-      maxPayloadBytes: Math.max(this.job.fetch.maxBodyBytes, 64 * 1024 * 1024) * 6,
+      maxPayloadBytes:
+        Math.max(this.job.fetch.maxBodyBytes, this.job.fetch.sitemapMaxBytes ?? 0, 64 * 1024 * 1024) * 6,
       heartbeatMs: settings.heartbeatMs,
       fetch: () => this.job.fetch,
       logger: logger.child({ module: 'ws' }),
@@ -156,7 +208,11 @@ export class CrawlScheduler {
         onCredit: () => this.dispatcher.pump(),
         onOutcome: (session, outcome) => this.onOutcome(session, outcome),
         onStarted: (session, taskId) => this.dispatcher.started(session.id, taskId),
-        onClose: (session) => void this.dispatcher.removeSession(session.id),
+        onRobots: (session, answer) => this.onRobots(session, answer),
+        onClose: (session) => {
+          this.robots.sessionGone(session.id);
+          void this.dispatcher.removeSession(session.id);
+        },
       },
     });
     this.timers.push(setInterval(() => void this.tick(), 250));
@@ -167,6 +223,7 @@ export class CrawlScheduler {
 
   private makeLinkFilter(): ReturnType<typeof createLinkFilter> {
     const inScope = this.job.seeds.length > 0 ? createScope(this.job.scope, this.job.seeds) : () => false;
+    this.inScope = inScope;
     return createLinkFilter({ inScope, maxDepth: this.job.maxDepth });
   }
 
@@ -205,6 +262,8 @@ export class CrawlScheduler {
       retryDelayMs: request.retryDelayMs,
       render: request.render,
       renderHosts: request.renderHosts,
+      respectRobots: request.respectRobots,
+      sitemaps: request.sitemaps,
       fetch: {
         ...this.job.fetch,
         allowPrivate: request.allowPrivate,
@@ -242,6 +301,7 @@ export class CrawlScheduler {
       crawlerOf: (sessionId) =>
         [...(this.server?.sessions ?? [])].find((s) => s.id === sessionId)?.crawlerId ?? null,
       gate: this.gate,
+      robots: (u) => this.robots.explain(u),
     });
   }
 
@@ -277,7 +337,14 @@ export class CrawlScheduler {
     }
     const sinkRecord = { key: lease.url, value: record };
     if (header.outcome === 'ok') {
-      this.settler.ack(lease, sinkRecord, this.linkFilter(header.links, lease));
+      const discovered =
+        lease.kind === 'sitemap' && header.entries
+          ? sitemapEntryTasks(header.entries, lease, {
+              inScope: this.inScope,
+              maxDepth: this.job.sitemapMaxDepth ?? ROBOTS_DEFAULTS.sitemapMaxDepth,
+            })
+          : this.linkFilter(header.links, lease);
+      this.settler.ack(lease, sinkRecord, discovered);
     } else {
       const failure = header.failure ?? {
         code: 'UNKNOWN',
@@ -297,9 +364,22 @@ export class CrawlScheduler {
     this.dispatcher.pump();
   }
 
+  private onRobots(session: WsSession, answer: RobotsAnswer): void {
+    if (!this.robots.answer(session.id, answer)) {
+      this.deps.logger.debug({ taskId: answer.taskId }, 'stale robots.txt answer ignored');
+    }
+    this.dispatcher.pump();
+  }
+
+  /** What robots.txt says of a URL now (for "why not yet?"). */
+  explainRobots(url: string): ReturnType<RobotsGuard['explain']> {
+    return this.robots.explain(url);
+  }
+
   private settleRecovered(lease: Lease): boolean {
     const found = this.recovered.get(lease.url);
-    if (!found) return false;
+    // A sitemap's record keeps its entries' URLs but not their kind and lastmod: read it again.
+    if (!found || lease.kind === 'sitemap') return false;
     this.recovered.delete(lease.url);
     if (found.outcome === 'ok') this.settler.ackRecovered(lease, this.linkFilter(found.follow, lease));
     else this.settler.failRecovered(lease, found.error);
@@ -316,6 +396,8 @@ export class CrawlScheduler {
     try {
       this.stats = await this.deps.frontier.stats();
       await this.dispatcher.expireInFlight(this.job.fetch.totalTimeoutMs + 30_000);
+      this.robots.expire(this.job.fetch.totalTimeoutMs + 30_000);
+      await this.sitemaps.flush();
       this.dispatcher.pump();
       this.deps.onProgress?.(this.progress());
       const s = this.stats;
@@ -359,6 +441,7 @@ export class CrawlScheduler {
   close(): Promise<void> {
     return (this.closing ??= (async () => {
       for (const timer of this.timers) clearInterval(timer);
+      this.robots.close();
       for (const session of this.server?.sessions ?? []) session.drain();
       await this.server?.close();
       await this.settler.close();

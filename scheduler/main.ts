@@ -48,6 +48,9 @@ function jobFromConfig(config: SchedulerConfig): JobSettings {
     maxAttempts: config.maxAttempts,
     render: config.render,
     renderHosts: [...config.renderHosts],
+    respectRobots: config.respectRobots,
+    sitemaps: config.sitemaps,
+    sitemapMaxDepth: config.sitemapMaxDepth,
     fetch: {
       userAgent: config.userAgent,
       connectTimeoutMs: config.connectTimeoutMs,
@@ -64,6 +67,8 @@ function jobFromConfig(config: SchedulerConfig): JobSettings {
       proxyMaxFailures: config.proxyMaxFailures,
       proxyCooloffMs: config.proxyCooloffMs,
       allowAddresses: config.allowAddresses,
+      sitemapMaxUrls: config.sitemapMaxUrls,
+      sitemapMaxBytes: config.sitemapMaxBytes,
     },
   };
 }
@@ -101,6 +106,13 @@ export async function main(env: Record<string, string | undefined> = process.env
       leaseMs: config.leaseMs,
       heartbeatMs: config.heartbeatMs,
       bufferSize: config.bufferSize,
+      robots: {
+        ttlMs: config.robotsTtlMs,
+        retryMs: config.robotsRetryMs,
+        retryMaxMs: config.robotsRetryMaxMs,
+        maxHosts: config.robotsCacheHosts,
+        maxBytes: config.robotsCacheBytes,
+      },
       job,
       output: backend.output,
     },

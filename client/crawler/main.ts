@@ -8,7 +8,8 @@ import { crawlerConfigSchema, type CrawlerConfig } from './config.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Renderer } from './render/renderer.js';
 import { createFetcherFactory } from './fetch/fetcher-factory.js';
-import { processTask } from './page/process-task.js';
+import { DEFAULT_SITEMAP_LIMITS, processTask } from './page/process-task.js';
+import { fetchRobots } from './robots/fetch-robots.js';
 import { SchedulerClient } from './scheduler-client.js';
 
 /** Composition root of one crawler process. */
@@ -31,13 +32,19 @@ export async function main(env: Record<string, string | undefined> = process.env
     ...(renderer ? { capabilities: [RENDER_CAPABILITY] } : {}),
     logger,
     work: (task, settings, started) =>
-      processTask(task, {
-        fetcher: fetcherFor(settings),
-        ...(renderer ? { render: (url: string) => renderer.render(url, settings) } : {}),
-        crawlerId: config.crawlerId,
-        linkLimits: { maxUrlLength: settings.maxUrlLength, maxLinksPerPage: settings.maxLinksPerPage },
-        ...(task.reportStart ? { onRequestSent: started } : {}),
-      }),
+      task.kind === 'robots'
+        ? fetchRobots(task, fetcherFor(settings))
+        : processTask(task, {
+            fetcher: fetcherFor(settings),
+            ...(renderer ? { render: (url: string) => renderer.render(url, settings) } : {}),
+            crawlerId: config.crawlerId,
+            linkLimits: { maxUrlLength: settings.maxUrlLength, maxLinksPerPage: settings.maxLinksPerPage },
+            ...(task.reportStart ? { onRequestSent: started } : {}),
+            sitemap: {
+              maxUrls: settings.sitemapMaxUrls ?? DEFAULT_SITEMAP_LIMITS.maxUrls,
+              maxBytes: settings.sitemapMaxBytes ?? DEFAULT_SITEMAP_LIMITS.maxBytes,
+            },
+          }),
     onFatal: (code, message) => {
       logger.fatal({ code, message }, 'refused by the scheduler; exiting');
       process.exit(3);

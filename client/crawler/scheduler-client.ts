@@ -12,9 +12,11 @@ export interface SchedulerClientOptions {
   /** Announced in the hello, e.g. `render`. */
   capabilities?: string[];
   logger: Logger;
-  /** Does one task; resolves with its outcome frame. Must not throw. */
-  /** Does the task; calls `started` when its request goes out (sent on only if the task asked). */
-  work: (task: WireTask, settings: FetchSettings, started: () => void) => Promise<Buffer>;
+  /**
+   * Does the task; calls `started` when its request goes out (sent on only if the task asked).
+   * Resolves with its outcome frame (binary), or a text message for a `robots` task. Must not throw.
+   */
+  work: (task: WireTask, settings: FetchSettings, started: () => void) => Promise<Buffer | string>;
   /** Called when the scheduler refuses this crawler for good (bad token, wrong protocol). */
   onFatal?: (code: string, message: string) => void;
 }

@@ -39,6 +39,9 @@ export interface RawCrawlOptions {
   renderProcesses?: string;
   maxUrlLength?: string;
   maxLinksPerPage?: string;
+  /** commander's `--no-robots` */
+  robots?: boolean;
+  sitemaps?: boolean;
 }
 
 export interface CrawlPlan {
@@ -71,6 +74,8 @@ export interface CrawlPlan {
   renderProcesses: number;
   maxUrlLength: number;
   maxLinksPerPage: number;
+  respectRobots: boolean;
+  sitemaps: boolean;
 }
 
 function int(
@@ -159,6 +164,8 @@ export function planCrawl(
     renderProcesses: int('render-processes', raw.renderProcesses, 1, 1, problems),
     maxUrlLength: int('max-url-length', raw.maxUrlLength, DEFAULT_MAX_URL_LENGTH, 1, problems),
     maxLinksPerPage: int('max-links-per-page', raw.maxLinksPerPage, DEFAULT_MAX_LINKS_PER_PAGE, 1, problems),
+    respectRobots: raw.robots !== false,
+    sitemaps: raw.sitemaps === true,
   };
   for (const pattern of raw.renderHost ?? []) {
     const parsed = hostPatternSchema.safeParse(pattern);

@@ -107,6 +107,11 @@ program
     'send requests through this proxy (http://, https://, socks4://, socks5://, optional user:pass@); repeat for a pool',
     collect,
   )
+  .option('--no-robots', 'ignore robots.txt (obeyed by default: disallowed URLs are recorded, not fetched)')
+  .option(
+    '--sitemaps',
+    'also crawl the URLs in each host\u2019s sitemaps (robots.txt Sitemap: lines, /sitemap.xml)',
+  )
   .option('--render', 'render every page in a browser (Debian chromium) and record the DOM after scripts ran')
   .option(
     '--render-host <pattern>',

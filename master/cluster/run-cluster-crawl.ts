@@ -74,6 +74,8 @@ export async function runClusterCrawl(
     allowPrivate: plan.allowPrivate,
     render: plan.render,
     renderHosts: plan.renderHosts,
+    respectRobots: plan.respectRobots,
+    sitemaps: plan.sitemaps,
     ...(plan.userAgent ? { userAgent: plan.userAgent } : {}),
     maxUrlLength: plan.maxUrlLength,
     maxLinksPerPage: plan.maxLinksPerPage,

@@ -42,6 +42,8 @@ function roleEnv(plan: CrawlPlan, token: string): NodeJS.ProcessEnv {
     ACKCRAWL_MAX_URL_LENGTH: String(plan.maxUrlLength),
     ACKCRAWL_MAX_LINKS_PER_PAGE: String(plan.maxLinksPerPage),
     ACKCRAWL_GZIP: String(plan.gzip),
+    ACKCRAWL_RESPECT_ROBOTS: String(plan.respectRobots),
+    ACKCRAWL_SITEMAPS: String(plan.sitemaps),
     ACKCRAWL_EXIT_WHEN_DONE: 'true',
     ACKCRAWL_FRONTIER: 'sqlite',
     ACKCRAWL_SINK: 'file',

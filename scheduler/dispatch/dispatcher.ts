@@ -5,7 +5,7 @@ import type { Lease } from '../../shared/protocol/task.js';
 import type { Located } from '../../shared/protocol/why.js';
 import type { HostGate, RequestFeedback } from '../politeness/host-gate.js';
 import type { RenderPredicate } from './render-rule.js';
-import { TaskBuffer } from './task-buffer.js';
+import { TaskBuffer, type HostWait } from './task-buffer.js';
 
 /** What the dispatcher needs of a connected crawler. */
 export interface CrawlerSession {
@@ -25,6 +25,17 @@ export interface InFlight {
   startPending: boolean;
 }
 
+/**
+ * robots.txt (scheduler/robots): holds back a host's tasks until its rules are known, and puts out
+ * the fetches that learn them.
+ */
+export interface HostHold {
+  /** 0 when `next` may go out as far as the hold is concerned; else ms (Infinity: until a pump). */
+  waitMs(next: Lease, now: number): number;
+  /** A task of the hold's own (a robots.txt fetch) for this session, sent before any lease; or null. */
+  nextTask(sessionId: string, now: number): WireTask | null;
+}
+
 export interface DispatcherOptions {
   frontier: Frontier;
   gate: HostGate;
@@ -40,6 +51,8 @@ export interface DispatcherOptions {
   canDispatch?: () => boolean;
   /** Which tasks need a browser (the job's render rules, read at each pump); null: none. */
   needsRender?: () => RenderPredicate | null;
+  /** robots.txt: see HostHold. */
+  hold?: HostHold;
 }
 
 /** How long tasks waiting for a render crawler are set aside when the frontier can do that. */
@@ -54,6 +67,7 @@ export class Dispatcher {
   private readonly sessions = new Map<string, CrawlerSession>();
   private readonly inFlight = new Map<string, InFlight>();
   private readonly buffer: TaskBuffer;
+  private readonly hostWait: HostWait;
   private refilling = false;
   private frontierEmptyUntil = 0;
   private wakeTimer: NodeJS.Timeout | null = null;
@@ -65,6 +79,11 @@ export class Dispatcher {
   constructor(private readonly options: DispatcherOptions) {
     const { perHostBuffer } = options;
     this.buffer = new TaskBuffer(typeof perHostBuffer === 'function' ? perHostBuffer : () => perHostBuffer);
+    const { gate, hold } = options;
+    // robots.txt hold first: asking it is what queues the fetch of a host's unknown rules.
+    this.hostWait = hold
+      ? { waitMs: (host, now, next) => Math.max(hold.waitMs(next, now), gate.waitMs(host, now)) }
+      : gate;
   }
 
   get inFlightCount(): number {
@@ -141,6 +160,14 @@ export class Dispatcher {
     while (allowed) {
       const session = this.nextSessionWithCredit(staticDone);
       if (!session) break;
+      const own = this.options.hold?.nextTask(session.id, now);
+      if (own) {
+        session.credit -= 1;
+        let batch = batches.get(session);
+        if (!batch) batches.set(session, (batch = []));
+        batch.push(own);
+        continue;
+      }
       const { lease, wakeInMs: wait } = this.takeFor(session, needsRender, now);
       if (!lease) {
         wakeInMs = Math.min(wakeInMs, wait);
@@ -175,6 +202,9 @@ export class Dispatcher {
         parentUrl: lease.parentUrl,
         ...(session.canRender === true && needsRender?.(lease) ? { render: true } : {}),
         ...(reportStart ? { reportStart } : {}),
+        // Sitemaps (scheduler/robots): what to do with the URL, and the lastmod its record carries.
+        ...(lease.kind ? { kind: lease.kind } : {}),
+        ...(lease.lastmod ? { lastmod: lease.lastmod } : {}),
       });
     }
     for (const [session, tasks] of batches) session.sendTasks(tasks);
@@ -208,7 +238,7 @@ export class Dispatcher {
     needsRender: RenderPredicate | null,
     now: number,
   ): { lease: Lease | null; wakeInMs: number } {
-    const { gate } = this.options;
+    const gate = this.hostWait;
     if (needsRender === null) return this.buffer.take(gate, now);
     if (session.canRender !== true) return this.buffer.take(gate, now, (lease) => !needsRender(lease));
     const rendered = this.buffer.take(gate, now, needsRender);

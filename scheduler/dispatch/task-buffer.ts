@@ -1,5 +1,9 @@
 import type { Lease } from '../../shared/protocol/task.js';
-import type { HostGate } from '../politeness/host-gate.js';
+
+/** When the next task of a host may start: the host gate, or the gate combined with robots.txt. */
+export interface HostWait {
+  waitMs(host: string, now: number, next: Lease): number;
+}
 
 /**
  * Leased tasks waiting for a crawler, queued per host so a host that must wait (politeness) never
@@ -61,7 +65,7 @@ export class TaskBuffer {
    * next task it refuses is passed over (a static crawler skips hosts waiting for a renderer).
    */
   take(
-    gate: HostGate,
+    gate: HostWait,
     now: number,
     accept?: (lease: Lease) => boolean,
   ): { lease: Lease | null; wakeInMs: number } {
@@ -70,13 +74,13 @@ export class TaskBuffer {
     for (let i = 0; i < n; i++) {
       const index = (this.cursor + i) % n;
       const host = this.hosts[index] as string;
-      if (accept && !accept((this.byHost.get(host) as Lease[])[0] as Lease)) continue;
-      const wait = gate.waitMs(host, now);
+      const queue = this.byHost.get(host) as Lease[];
+      if (accept && !accept(queue[0] as Lease)) continue;
+      const wait = gate.waitMs(host, now, queue[0] as Lease);
       if (wait > 0) {
         wakeInMs = Math.min(wakeInMs, wait);
         continue;
       }
-      const queue = this.byHost.get(host) as Lease[];
       const lease = queue.shift() as Lease;
       this.count -= 1;
       if (queue.length === 0) {

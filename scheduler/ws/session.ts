@@ -6,6 +6,7 @@ import {
   crawlerTextMessageSchema,
   type FetchSettings,
   type Hello,
+  type RobotsAnswer,
   type SchedulerMessage,
   type WireTask,
 } from '../../shared/protocol/messages.js';
@@ -22,6 +23,8 @@ export interface SessionHandlers {
   onOutcome(session: WsSession, outcome: DecodedOutcome): void;
   /** The crawler's request for this task went out. */
   onStarted(session: WsSession, taskId: string): void;
+  /** The answer to a `robots` task (scheduler/robots). */
+  onRobots?(session: WsSession, answer: RobotsAnswer): void;
   onClose(session: WsSession): void;
 }
 
@@ -125,6 +128,9 @@ export class WsSession implements CrawlerSession {
         return;
       case 'started':
         this.handlers.onStarted(this, message.taskId);
+        return;
+      case 'robots':
+        this.handlers.onRobots?.(this, message);
         return;
     }
   }

@@ -36,6 +36,10 @@ export const crawlRequestSchema = z.object({
   userAgents: z.array(z.string().min(1).max(500)).max(1000).optional(),
   /** Proxy URLs; absent: the scheduler's; empty: direct. */
   proxies: z.array(proxyUrlSchema).max(10_000).optional(),
+  /** Obey robots.txt (disallowed URLs end as ROBOTS_DENIED records, Crawl-delay slows the host). */
+  respectRobots: z.boolean().default(true),
+  /** Queue each host's sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml). */
+  sitemaps: z.boolean().default(false),
 });
 export type CrawlRequest = z.infer<typeof crawlRequestSchema>;
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_LINKS_PER_PAGE_LIMIT, MAX_URL_LENGTH_LIMIT } from './link-limits.js';
 import { proxyUrlSchema } from './proxy-url.js';
+import { MAX_LASTMOD_LENGTH } from './task.js';
 
 /**
  * The scheduler⇄crawler WebSocket protocol. Control messages are JSON text frames; a page outcome
@@ -37,6 +38,9 @@ export const fetchSettingsSchema = z.object({
    * Optional so older schedulers' welcome messages still parse.
    */
   allowAddresses: z.array(z.string().max(64)).max(1000).optional(),
+  /** Sitemap limits (absent: 50,000 entries, 50 MiB uncompressed). */
+  sitemapMaxUrls: z.number().int().positive().optional(),
+  sitemapMaxBytes: z.number().int().positive().optional(),
 });
 export type FetchSettings = z.infer<typeof fetchSettingsSchema>;
 
@@ -59,12 +63,39 @@ export const byeSchema = z.object({ type: z.literal('bye') });
 /** The request of a task asked to `reportStart` went out (politeness counts delays from here). */
 export const startedSchema = z.object({ type: z.literal('started'), taskId: z.string().min(1).max(200) });
 
+/** The typed failure a crawler reports; the scheduler's retry policy decides what happens next. */
+export const wireFailureSchema = z.object({
+  code: z.string().min(1).max(100),
+  message: z.string().max(2000),
+  retriable: z.boolean(),
+  status: z.number().int().nullable(),
+  retryAfterMs: z.number().int().nonnegative().nullable(),
+});
+export type WireFailure = z.infer<typeof wireFailureSchema>;
+
+/** The longest robots.txt a crawler sends back (the rest is ignored, as RFC 9309 allows): 500 KiB. */
+export const ROBOTS_MAX_BYTES = 500 * 1024;
+
+/**
+ * The answer to a `robots` task: the status and text of robots.txt (redirects followed), or the
+ * failure that kept it from being fetched. No page record is written for it.
+ */
+export const robotsAnswerSchema = z.object({
+  type: z.literal('robots'),
+  taskId: z.string().min(1).max(200),
+  status: z.number().int().nullable(),
+  body: z.string().max(ROBOTS_MAX_BYTES),
+  failure: wireFailureSchema.nullable(),
+});
+export type RobotsAnswer = z.infer<typeof robotsAnswerSchema>;
+
 export const crawlerTextMessageSchema = z.discriminatedUnion('type', [
   helloSchema,
   creditSchema,
   heartbeatSchema,
   byeSchema,
   startedSchema,
+  robotsAnswerSchema,
 ]);
 export type CrawlerTextMessage = z.infer<typeof crawlerTextMessageSchema>;
 export type Hello = z.infer<typeof helloSchema>;
@@ -80,6 +111,10 @@ export const wireTaskSchema = z.object({
   render: z.boolean().optional(),
   /** Send `started` when the request goes out: the host has a delay between request starts. */
   reportStart: z.boolean().optional(),
+  /** `robots`: fetch robots.txt and answer with a `robots` message instead of an outcome. */
+  kind: z.enum(['page', 'sitemap', 'robots']).optional(),
+  /** The sitemap `<lastmod>` of this URL, copied to its record. */
+  lastmod: z.string().max(MAX_LASTMOD_LENGTH).nullable().optional(),
 });
 export type WireTask = z.infer<typeof wireTaskSchema>;
 
@@ -100,15 +135,13 @@ export const schedulerMessageSchema = z.discriminatedUnion('type', [
 ]);
 export type SchedulerMessage = z.infer<typeof schedulerMessageSchema>;
 
-/** The typed failure a crawler reports; the scheduler's retry policy decides what happens next. */
-export const wireFailureSchema = z.object({
-  code: z.string().min(1).max(100),
-  message: z.string().max(2000),
-  retriable: z.boolean(),
-  status: z.number().int().nullable(),
-  retryAfterMs: z.number().int().nonnegative().nullable(),
+/** One `<url>` (a page) or `<sitemap>` (another sitemap) of a sitemap, with its `<lastmod>`. */
+export const sitemapEntrySchema = z.object({
+  url: z.string().max(8192),
+  kind: z.enum(['page', 'sitemap']),
+  lastmod: z.string().max(MAX_LASTMOD_LENGTH).nullable(),
 });
-export type WireFailure = z.infer<typeof wireFailureSchema>;
+export type SitemapEntry = z.infer<typeof sitemapEntrySchema>;
 
 export const outcomeHeaderSchema = z.object({
   type: z.literal('outcome'),
@@ -120,5 +153,7 @@ export const outcomeHeaderSchema = z.object({
   status: z.number().int().nullable().optional(),
   /** How long the fetch took, for adaptive politeness. Optional for older crawlers. */
   fetchMs: z.number().nonnegative().optional(),
+  /** A sitemap task's entries, in place of links. */
+  entries: z.array(sitemapEntrySchema).max(100_000).optional(),
 });
 export type OutcomeHeader = z.infer<typeof outcomeHeaderSchema>;

@@ -85,5 +85,7 @@ export const pageRecordSchema = z.object({
   userAgent: z.string().optional(),
   /** The proxy that carried the fetch, without credentials (`socks5://10.0.0.1:1080`); absent: direct. */
   proxy: z.string().optional(),
+  /** The `<lastmod>` of the sitemap entry this URL was found in (absent when there was none). */
+  lastmod: z.string().optional(),
 });
 export type PageRecord = z.infer<typeof pageRecordSchema>;

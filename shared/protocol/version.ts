@@ -1,2 +1,2 @@
 /** The scheduler⇄crawler WebSocket protocol version; a hello with another version is refused. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;

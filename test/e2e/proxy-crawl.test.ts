@@ -35,8 +35,12 @@ describe('ackcrawl crawl --proxy --user-agent, embedded, through local proxies',
     assert.equal(result.code, 0, result.stderr);
     assert.equal(records.length, fixture.sites.length * PAGES.length, 'each page recorded once');
     fixture.check(records, result.stdout + result.stderr);
-    for (const site of fixture.sites)
-      assert.equal(site.hits.length, PAGES.length, `${site.host}: fetched once each`);
+    for (const site of fixture.sites) {
+      // robots.txt too: once per host, through the host's proxy like its pages.
+      const pages = site.hits.filter((h) => h.path !== '/robots.txt');
+      assert.equal(pages.length, PAGES.length, `${site.host}: fetched once each`);
+      assert.equal(site.hits.length - pages.length, 1, `${site.host}: robots.txt fetched once`);
+    }
   });
 
   test('the dead proxy was retired, and the log names it without its password', () => {

@@ -206,6 +206,8 @@ describe('scheduler WebSocket protocol', () => {
         maxCooldownMs: 3_600_000,
         retryDelayMs: 60_000,
         maxAttempts: 3,
+        // These hand-written crawlers answer page tasks only; robots tasks have their own tests.
+        respectRobots: false,
         fetch: {
           userAgent: 'ackcrawl-test',
           connectTimeoutMs: 1_000,

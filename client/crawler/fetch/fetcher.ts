@@ -55,6 +55,10 @@ export interface FetchRoute {
   agents?: Agents;
   /** Runs once, when the first request's head is written to the socket. */
   onRequestSent?: () => void;
+  /** Overrides the body cap for this fetch (sitemaps, robots.txt). */
+  maxBodyBytes?: number;
+  /** A body over the cap is cut at it and the fetch succeeds (robots.txt: the first 500 KiB count). */
+  truncate?: boolean;
 }
 
 /**
@@ -95,7 +99,7 @@ export class Fetcher {
   }
 
   fetch(url: string, route: FetchRoute = {}): Promise<FetchedPage> {
-    const max = this.settings.maxBodyBytes;
+    const max = route.maxBodyBytes ?? this.settings.maxBodyBytes;
     return new Promise<FetchedPage>((resolve, reject) => {
       const stream = this.client.stream(url, {
         ...(route.agents ? { agent: { http: route.agents.http, https: route.agents.https } } : {}),
@@ -148,7 +152,12 @@ export class Fetcher {
             return;
           }
           const declared = Number(headers['content-length']);
-          if (!headers['content-encoding'] && Number.isFinite(declared) && declared > max) {
+          if (
+            !route.truncate &&
+            !headers['content-encoding'] &&
+            Number.isFinite(declared) &&
+            declared > max
+          ) {
             fail(
               new FetchError('BODY_TOO_LARGE', `declared ${declared} bytes, over the ${max}-byte cap`, {
                 retriable: false,
@@ -169,6 +178,13 @@ export class Fetcher {
       stream.on('data', (chunk: Buffer) => {
         if (settled) return;
         size += chunk.length;
+        if (size > max && route.truncate && meta) {
+          chunks.push(chunk.subarray(0, chunk.length - (size - max)));
+          settled = true;
+          stream.destroy();
+          resolve({ ...meta, body: Buffer.concat(chunks, max) });
+          return;
+        }
         if (size > max) {
           fail(
             new FetchError('BODY_TOO_LARGE', `body over the ${max}-byte cap (after decompression)`, {

@@ -65,7 +65,10 @@ export class RoutedFetcher {
   constructor(private readonly options: RoutedFetcherOptions) {}
 
   /** `onRequestSent` runs once, when a request's head is written (a refused proxy sends none). */
-  async fetch(url: string, hooks: { onRequestSent?: () => void } = {}): Promise<RoutedPage> {
+  async fetch(
+    url: string,
+    hooks: { onRequestSent?: () => void; maxBodyBytes?: number; truncate?: boolean } = {},
+  ): Promise<RoutedPage> {
     const userAgent = this.options.userAgent();
     const sent = hooks.onRequestSent;
     let fired = false;
@@ -76,7 +79,12 @@ export class RoutedFetcher {
           sent();
         }
       : undefined;
-    const report = onRequestSent ? { onRequestSent } : {};
+    const report = {
+      ...(onRequestSent ? { onRequestSent } : {}),
+      // Per-fetch body limits (sitemaps, robots.txt) pass through to every try.
+      ...(hooks.maxBodyBytes !== undefined ? { maxBodyBytes: hooks.maxBodyBytes } : {}),
+      ...(hooks.truncate ? { truncate: true } : {}),
+    };
     const { pool, fetcher } = this.options;
     if (!pool || pool.size === 0) {
       const via = { userAgent, proxy: null };

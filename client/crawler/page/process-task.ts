@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { OutcomeHeader, WireFailure, WireTask } from '../../../shared/protocol/messages.js';
+import type {
+  OutcomeHeader,
+  SitemapEntry,
+  WireFailure,
+  WireTask,
+} from '../../../shared/protocol/messages.js';
 import { encodeOutcomeFrame } from '../../../shared/protocol/outcome-frame.js';
 import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../../shared/protocol/page-record.js';
 import { DEFAULT_MAX_LINKS_PER_PAGE, DEFAULT_MAX_URL_LENGTH } from '../../../shared/protocol/link-limits.js';
@@ -11,6 +16,7 @@ import { RoutedFetchError, type FetchVia } from '../fetch/routed-fetcher.js';
 import { encodeBody } from './body-encoding.js';
 import { NOT_A_PAGE } from '../render/codes.js';
 import { isHtmlMediaType, mediaTypeOf, type MediaType } from './media-type.js';
+import { readSitemap, type SitemapLimits } from '../sitemap/read-sitemap.js';
 
 /** The soft link limits of the crawl (`FetchSettings`); the defaults apply to those not given. */
 export interface LinkLimits {
@@ -24,7 +30,10 @@ export interface ProcessContext {
    * in `via` goes into the record.
    */
   fetcher: {
-    fetch(url: string, hooks?: { onRequestSent?: () => void }): Promise<FetchedPage & { via?: FetchVia }>;
+    fetch(
+      url: string,
+      hooks?: { onRequestSent?: () => void; maxBodyBytes?: number },
+    ): Promise<FetchedPage & { via?: FetchVia }>;
   };
   /** Renders a page in a browser; present in render-capable crawlers only. */
   render?: (url: string) => Promise<FetchedPage>;
@@ -33,6 +42,8 @@ export interface ProcessContext {
   crawlerId: string;
   clock?: () => number;
   linkLimits?: LinkLimits;
+  /** Limits for `sitemap` tasks (defaults: 50,000 entries, 50 MiB). */
+  sitemap?: SitemapLimits;
 }
 
 const RENDERED_TYPE = 'text/html; charset=utf-8';
@@ -43,7 +54,11 @@ const RENDERED_MEDIA: MediaType = { essence: 'text/html', sniffed: false };
  * out to be a download is fetched instead.
  */
 async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage & { via?: FetchVia }> {
-  const hooks = ctx.onRequestSent ? { onRequestSent: ctx.onRequestSent } : {};
+  const hooks = {
+    ...(ctx.onRequestSent ? { onRequestSent: ctx.onRequestSent } : {}),
+    // A sitemap may be larger than a page: its own cap (its entries are read up to their limits).
+    ...(task.kind === 'sitemap' ? { maxBodyBytes: sitemapLimitsOf(ctx).maxBytes } : {}),
+  };
   if (!task.render) return ctx.fetcher.fetch(task.url, hooks);
   if (!ctx.render) {
     throw new FetchError('RENDER_UNAVAILABLE', 'this crawler cannot render pages (start it with --render)', {
@@ -59,6 +74,10 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
     throw err;
   }
 }
+
+export const DEFAULT_SITEMAP_LIMITS: SitemapLimits = { maxUrls: 50_000, maxBytes: 50 * 1024 * 1024 };
+
+const sitemapLimitsOf = (ctx: ProcessContext): SitemapLimits => ctx.sitemap ?? DEFAULT_SITEMAP_LIMITS;
 
 /**
  * One task, start to finish: fetch, decode, extract links from HTML and XHTML, build the page record,
@@ -103,7 +122,15 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
   const body =
     page && media ? encodeBody(page.body, rendered ? RENDERED_TYPE : page.contentType, media.essence) : null;
   let extracted: ExtractedLinks | null = null;
-  if (page && body && media && !failure && isHtmlMediaType(media.essence)) {
+  let entries: SitemapEntry[] | undefined;
+  if (page && !failure && task.kind === 'sitemap') {
+    // A sitemap's links are its entries: pages and further sitemaps, each with its lastmod.
+    try {
+      entries = (await readSitemap(page.body, page.finalUrl, sitemapLimitsOf(ctx))).entries;
+    } catch (err) {
+      failure = toFetchError(err);
+    }
+  } else if (page && body && media && !failure && isHtmlMediaType(media.essence)) {
     try {
       // Only a `replacement`-encoded page is left undecoded; its links are ASCII, which latin1 reads.
       const text = body.encoding === 'utf8' ? body.body : page.body.toString('latin1');
@@ -119,8 +146,8 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
       });
     }
   }
-  const links = extracted?.links ?? [];
-  const follow = extracted?.follow ?? [];
+  const links = entries ? [...new Set(entries.map((e) => e.url))] : (extracted?.links ?? []);
+  const follow = entries ? links : (extracted?.follow ?? []);
   const nofollow = extracted?.metaNofollow ?? false;
   const followSet = new Set(follow);
   const nofollowLinks = nofollow ? [] : links.filter((l) => !followSet.has(l));
@@ -149,6 +176,7 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     refreshUrl: extracted?.refreshUrl ?? null,
     linksDropped: extracted?.dropped ?? { tooLong: 0, overLimit: 0 },
     ...(via ? { userAgent: via.userAgent, ...(via.proxy ? { proxy: via.proxy } : {}) } : {}),
+    ...(task.lastmod ? { lastmod: task.lastmod } : {}),
   };
   const wireFailure: WireFailure | null = failure
     ? {
@@ -168,6 +196,7 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     // What the scheduler's politeness learns from: the status and how long the server took.
     status: record.status,
     fetchMs: record.durationMs,
+    ...(entries && !failure ? { entries } : {}),
   };
   return encodeOutcomeFrame(header, Buffer.from(JSON.stringify(record)));
 }

@@ -1,0 +1,40 @@
+import type { SinkRecord } from '../../shared/ports/page-sink.js';
+import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../shared/protocol/page-record.js';
+import type { Lease } from '../../shared/protocol/task.js';
+
+/**
+ * The final record of a URL the scheduler settles without fetching it (robots.txt forbids it, or
+ * robots.txt could not be had): a page record like any other, written to the sink before the task
+ * is settled, so recovery after a crash finds it as it finds crawlers' records.
+ */
+export function unfetchedRecord(
+  lease: Pick<Lease, 'url' | 'depth' | 'parentUrl' | 'attempt'>,
+  error: { code: string; message: string },
+  now: number,
+): SinkRecord {
+  const record: PageRecord = {
+    schema: PAGE_RECORD_SCHEMA,
+    url: lease.url,
+    finalUrl: null,
+    status: null,
+    outcome: 'failed',
+    error: { code: error.code, message: error.message.slice(0, 500) },
+    contentType: null,
+    depth: lease.depth,
+    parentUrl: lease.parentUrl,
+    links: [],
+    nofollowLinks: [],
+    nofollow: false,
+    redirects: [],
+    headers: {},
+    fetchedAt: new Date(now).toISOString(),
+    durationMs: 0,
+    attempt: lease.attempt,
+    crawlerId: 'scheduler',
+    bodyBytes: 0,
+    bodySha256: null,
+    bodyEncoding: null,
+    body: null,
+  };
+  return { key: lease.url, value: Buffer.from(JSON.stringify(record)) };
+}

@@ -1,0 +1,83 @@
+import type { SitemapEntry } from '../../shared/protocol/messages.js';
+import type { Lease, NewTask } from '../../shared/protocol/task.js';
+import { hostOfNormalized } from '../../shared/url/host-of-normalized.js';
+import { tryNormalizeUrl } from '../../shared/url/normalize.js';
+import type { RobotsRules } from './robots-rules.js';
+
+/** Sitemaps go before pages: what they list is what the site wants crawled. */
+const SITEMAP_PRIORITY = 1;
+
+/**
+ * The sitemaps of a host whose robots.txt was just read: its `Sitemap:` lines and `/sitemap.xml`,
+ * in scope, as sitemap tasks of nesting depth 0.
+ */
+export function rootSitemapTasks(
+  origin: string,
+  rules: RobotsRules,
+  inScope: (url: string) => boolean,
+): NewTask[] {
+  const robotsUrl = `${origin}/robots.txt`;
+  const found = [
+    ...rules.sitemaps().map((url) => ({ url: tryNormalizeUrl(url.trim(), robotsUrl), parentUrl: robotsUrl })),
+    { url: tryNormalizeUrl(`${origin}/sitemap.xml`), parentUrl: null },
+  ];
+  const tasks: NewTask[] = [];
+  const seen = new Set<string>();
+  for (const { url, parentUrl } of found) {
+    if (url === null || seen.has(url) || !inScope(url)) continue;
+    const host = hostOfNormalized(url);
+    if (host === null) continue;
+    seen.add(url);
+    tasks.push({
+      url,
+      host,
+      depth: 0,
+      priority: SITEMAP_PRIORITY,
+      parentUrl,
+      kind: 'sitemap',
+      lastmod: null,
+    });
+  }
+  return tasks;
+}
+
+/**
+ * A sitemap's entries as tasks: pages count as seeds (depth 0: the site listed them) and keep their
+ * lastmod; nested sitemaps go one level deeper, up to `maxDepth` levels below the root sitemaps.
+ * Out-of-scope entries are dropped, as links are.
+ */
+export function sitemapEntryTasks(
+  entries: readonly SitemapEntry[],
+  sitemap: Pick<Lease, 'url' | 'depth'>,
+  options: { inScope: (url: string) => boolean; maxDepth: number },
+): NewTask[] {
+  const tasks: NewTask[] = [];
+  for (const entry of entries) {
+    if (entry.kind === 'sitemap' && sitemap.depth + 1 > options.maxDepth) continue;
+    if (!options.inScope(entry.url)) continue;
+    const host = hostOfNormalized(entry.url);
+    if (host === null) continue;
+    tasks.push(
+      entry.kind === 'sitemap'
+        ? {
+            url: entry.url,
+            host,
+            depth: sitemap.depth + 1,
+            priority: SITEMAP_PRIORITY,
+            parentUrl: sitemap.url,
+            kind: 'sitemap',
+            lastmod: entry.lastmod,
+          }
+        : {
+            url: entry.url,
+            host,
+            depth: 0,
+            priority: 0,
+            parentUrl: sitemap.url,
+            kind: 'page',
+            lastmod: entry.lastmod,
+          },
+    );
+  }
+  return tasks;
+}
