@@ -98,7 +98,13 @@ export class Fetcher {
     });
   }
 
-  fetch(url: string, route: FetchRoute = {}): Promise<FetchedPage> {
+  /**
+   * `retryStaleSocket`: a request written on a kept-alive socket that the server had closed (it
+   * answered without `Connection: close` and hung up) fails with a reset before any response; it
+   * never reached the server, so it is sent once more, on a fresh socket, instead of costing the
+   * page an attempt. A host's first pages follow its robots.txt at once, on such a socket.
+   */
+  fetch(url: string, route: FetchRoute = {}, retryStaleSocket = true): Promise<FetchedPage> {
     const max = route.maxBodyBytes ?? this.settings.maxBodyBytes;
     return new Promise<FetchedPage>((resolve, reject) => {
       const stream = this.client.stream(url, {
@@ -106,11 +112,11 @@ export class Fetcher {
         ...(route.userAgent ? { headers: { 'user-agent': route.userAgent } } : {}),
       });
       const { onRequestSent } = route;
-      if (onRequestSent) {
-        stream.once('request', (request: import('node:http').ClientRequest) => {
-          request.once('finish', onRequestSent);
-        });
-      }
+      let reusedSocket = false;
+      stream.once('request', (request: import('node:http').ClientRequest) => {
+        reusedSocket = request.reusedSocket;
+        if (onRequestSent) request.once('finish', onRequestSent);
+      });
       const chunks: Buffer[] = [];
       let size = 0;
       let meta: Omit<FetchedPage, 'body'> | null = null;
@@ -129,7 +135,12 @@ export class Fetcher {
         settled = true;
         clearTimeout(watchdog);
         stream.destroy();
-        reject(toFetchError(err));
+        const error = toFetchError(err);
+        if (retryStaleSocket && reusedSocket && !meta && error.code === 'CONNECTION_RESET') {
+          this.fetch(url, route, false).then(resolve, reject);
+          return;
+        }
+        reject(error);
       };
       stream.on(
         'response',
