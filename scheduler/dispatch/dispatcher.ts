@@ -222,6 +222,17 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * How long a host's further tasks would wait: politeness for those buffered, and a robots.txt
+   * hold (a host whose robots.txt is being retried waits for that; one being read, not long).
+   */
+  private hostWaitEstimate(host: string, now: number): number {
+    const politeness = this.options.gate.estimateWaitMs(host, now, this.buffer.countOf(host));
+    const next = this.buffer.peek(host);
+    const held = next && this.options.hold ? this.options.hold.waitMs(next, now) : 0;
+    return Math.max(politeness, Number.isFinite(held) ? held : 0);
+  }
+
   private strandedHosts(needsRender: RenderPredicate | null): { hosts: string[]; tasks: number } {
     if (needsRender === null || [...this.sessions.values()].some((s) => s.canRender === true)) {
       return { hosts: [], tasks: 0 };
@@ -302,9 +313,7 @@ export class Dispatcher {
         excludeHosts: [...this.buffer.fullHosts(), ...stranded],
         leaseMs: this.options.leaseMs,
         hostWaitMs: (host) =>
-          waitingForBrowser.has(host)
-            ? STRANDED_WAIT_MS
-            : this.options.gate.estimateWaitMs(host, now, this.buffer.countOf(host)),
+          waitingForBrowser.has(host) ? STRANDED_WAIT_MS : this.hostWaitEstimate(host, now),
       });
       for (const lease of leases) this.buffer.add(lease);
       // Nothing ready: look again on the next tick rather than spinning on the frontier.

@@ -46,6 +46,11 @@ export class TaskBuffer {
     return { hosts, tasks };
   }
 
+  /** The next task of `host`, left in place. */
+  peek(host: string): Lease | undefined {
+    return this.byHost.get(host)?.[0];
+  }
+
   /** Tasks buffered for `host`. */
   countOf(host: string): number {
     return this.byHost.get(host)?.length ?? 0;
