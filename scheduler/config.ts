@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { defaultCharsetSchema } from '../shared/protocol/charset-label.js';
 import { field } from '../shared/config/load.js';
 import { kafkaSettingsSchema } from '../shared/config/kafka-settings.js';
 import { s3SettingsSchema } from '../shared/config/s3-settings.js';
@@ -76,6 +77,8 @@ export const schedulerConfigSchema = z.object({
   /** Soft link limits, sent to crawlers with the fetch settings (shared/protocol/link-limits.ts). */
   maxUrlLength: field.int(1).max(MAX_URL_LENGTH_LIMIT).default(DEFAULT_MAX_URL_LENGTH),
   maxLinksPerPage: field.int(1).max(MAX_LINKS_PER_PAGE_LIMIT).default(DEFAULT_MAX_LINKS_PER_PAGE),
+  /** Charset of pages that name none and are not UTF-8 (e.g. gbk); windows-1252 unless set. */
+  defaultCharset: defaultCharsetSchema.optional(),
   /** With allowPrivate off, IPs or CIDRs fetched anyway (e.g. `10.1.2.3 192.168.0.0/16`). */
   allowAddresses: field
     .list()

@@ -270,6 +270,7 @@ export class CrawlScheduler {
         ...(request.userAgent ? { userAgent: request.userAgent } : {}),
         maxUrlLength: request.maxUrlLength,
         maxLinksPerPage: request.maxLinksPerPage,
+        ...(request.defaultCharset ? { defaultCharset: request.defaultCharset } : {}),
         // Absent: the scheduler's own; an empty list turns rotation or proxies off.
         ...(request.userAgents ? { userAgents: request.userAgents } : {}),
         ...(request.proxies ? { proxies: request.proxies } : {}),

@@ -61,6 +61,7 @@ function jobFromConfig(config: SchedulerConfig): JobSettings {
       allowPrivate: config.allowPrivate,
       maxUrlLength: config.maxUrlLength,
       maxLinksPerPage: config.maxLinksPerPage,
+      ...(config.defaultCharset ? { defaultCharset: config.defaultCharset } : {}),
       ...(config.userAgents.length > 0 ? { userAgents: config.userAgents } : {}),
       ...(config.proxies.length > 0 ? { proxies: config.proxies } : {}),
       // Also without proxies here: a crawl submitted later may bring some.

@@ -39,6 +39,7 @@ export async function main(env: Record<string, string | undefined> = process.env
             ...(renderer ? { render: (url: string) => renderer.render(url, settings) } : {}),
             crawlerId: config.crawlerId,
             linkLimits: { maxUrlLength: settings.maxUrlLength, maxLinksPerPage: settings.maxLinksPerPage },
+            defaultCharset: settings.defaultCharset,
             ...(task.reportStart ? { onRequestSent: started } : {}),
             sitemap: {
               maxUrls: settings.sitemapMaxUrls ?? DEFAULT_SITEMAP_LIMITS.maxUrls,

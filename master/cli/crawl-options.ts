@@ -10,6 +10,7 @@ import {
 } from '../../shared/protocol/link-limits.js';
 import { normalizeProxyUrl, proxyUrlProblem } from '../../shared/protocol/proxy-url.js';
 import { normalizeUrl } from '../../shared/url/normalize.js';
+import { defaultCharsetSchema } from '../../shared/protocol/charset-label.js';
 import { parseHostRules, type HostRule } from '../../shared/politeness/host-rules.js';
 
 /** `ackcrawl crawl` options as commander hands them over (strings until validated). */
@@ -39,6 +40,7 @@ export interface RawCrawlOptions {
   renderProcesses?: string;
   maxUrlLength?: string;
   maxLinksPerPage?: string;
+  defaultCharset?: string;
   /** commander's `--no-robots` */
   robots?: boolean;
   sitemaps?: boolean;
@@ -74,6 +76,7 @@ export interface CrawlPlan {
   renderProcesses: number;
   maxUrlLength: number;
   maxLinksPerPage: number;
+  defaultCharset: string | undefined;
   respectRobots: boolean;
   sitemaps: boolean;
 }
@@ -92,6 +95,14 @@ function int(
     return fallback;
   }
   return n;
+}
+
+function charset(label: string | undefined, problems: string[]): string | undefined {
+  if (label === undefined) return undefined;
+  const parsed = defaultCharsetSchema.safeParse(label);
+  if (parsed.success) return parsed.data;
+  problems.push(`--default-charset: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  return undefined;
 }
 
 function hostRules(texts: readonly string[], problems: string[]): HostRule[] {
@@ -164,6 +175,7 @@ export function planCrawl(
     renderProcesses: int('render-processes', raw.renderProcesses, 1, 1, problems),
     maxUrlLength: int('max-url-length', raw.maxUrlLength, DEFAULT_MAX_URL_LENGTH, 1, problems),
     maxLinksPerPage: int('max-links-per-page', raw.maxLinksPerPage, DEFAULT_MAX_LINKS_PER_PAGE, 1, problems),
+    defaultCharset: charset(raw.defaultCharset, problems),
     respectRobots: raw.robots !== false,
     sitemaps: raw.sitemaps === true,
   };

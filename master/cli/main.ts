@@ -121,6 +121,10 @@ program
   .option('--render-processes <n>', 'render-capable crawler processes when anything is rendered', '1')
   .option('--max-url-length <n>', 'drop links longer than this many characters (default 2048)')
   .option('--max-links-per-page <n>', 'keep at most this many distinct links of a page (default 5000)')
+  .option(
+    '--default-charset <label>',
+    'charset of pages that name none and are not UTF-8, e.g. gbk or big5 (default windows-1252)',
+  )
   .option('--json', 'print the summary as JSON')
   .option('--verbose', 'show the roles\u2019 logs')
   .option(

@@ -79,6 +79,7 @@ export async function runClusterCrawl(
     ...(plan.userAgent ? { userAgent: plan.userAgent } : {}),
     maxUrlLength: plan.maxUrlLength,
     maxLinksPerPage: plan.maxLinksPerPage,
+    ...(plan.defaultCharset ? { defaultCharset: plan.defaultCharset } : {}),
     ...(plan.userAgents.length > 0 ? { userAgents: plan.userAgents } : {}),
     ...(plan.proxies.length > 0 ? { proxies: plan.proxies } : {}),
   };

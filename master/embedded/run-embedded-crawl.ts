@@ -41,6 +41,7 @@ function roleEnv(plan: CrawlPlan, token: string): NodeJS.ProcessEnv {
     ACKCRAWL_ALLOW_PRIVATE: String(plan.allowPrivate),
     ACKCRAWL_MAX_URL_LENGTH: String(plan.maxUrlLength),
     ACKCRAWL_MAX_LINKS_PER_PAGE: String(plan.maxLinksPerPage),
+    ...(plan.defaultCharset ? { ACKCRAWL_DEFAULT_CHARSET: plan.defaultCharset } : {}),
     ACKCRAWL_GZIP: String(plan.gzip),
     ACKCRAWL_RESPECT_ROBOTS: String(plan.respectRobots),
     ACKCRAWL_SITEMAPS: String(plan.sitemaps),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { defaultCharsetSchema } from './charset-label.js';
 import { renderHostsSchema, renderModeSchema } from './render-rules.js';
 import {
   DEFAULT_MAX_LINKS_PER_PAGE,
@@ -32,6 +33,7 @@ export const crawlRequestSchema = z.object({
   renderHosts: renderHostsSchema.default([]),
   maxUrlLength: z.number().int().min(1).max(MAX_URL_LENGTH_LIMIT).default(DEFAULT_MAX_URL_LENGTH),
   maxLinksPerPage: z.number().int().min(1).max(MAX_LINKS_PER_PAGE_LIMIT).default(DEFAULT_MAX_LINKS_PER_PAGE),
+  defaultCharset: defaultCharsetSchema.optional(),
   /** User-Agents to rotate through (per request); absent: the scheduler's; empty: no rotation. */
   userAgents: z.array(z.string().min(1).max(500)).max(1000).optional(),
   /** Proxy URLs; absent: the scheduler's; empty: direct. */

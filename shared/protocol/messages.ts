@@ -20,6 +20,8 @@ export const fetchSettingsSchema = z.object({
   /** Soft link limits (link-limits.ts); a crawler applies the defaults to those a scheduler omits. */
   maxUrlLength: z.number().int().min(1).max(MAX_URL_LENGTH_LIMIT).optional(),
   maxLinksPerPage: z.number().int().min(1).max(MAX_LINKS_PER_PAGE_LIMIT).optional(),
+  /** Charset of pages that name none and are not UTF-8 (an encoding name); windows-1252 when absent. */
+  defaultCharset: z.string().min(1).max(40).optional(),
   /**
    * User-Agent headers to rotate through, one per request in turn. `userAgent` stays the crawl's
    * identity (robots.txt matching); absent or empty: every request sends `userAgent`.

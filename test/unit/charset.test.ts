@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import iconv from 'iconv-lite';
 import { decode, encodeBody } from '../../client/crawler/page/body-encoding.js';
 import { detectCharset } from '../../client/crawler/page/charset.js';
+import { defaultCharsetSchema } from '../../shared/protocol/charset-label.js';
 
 /** Text that each of these encodings can represent, with something that is not ASCII. */
 const SAMPLES: readonly { name: string; iconvName: string; text: string }[] = [
@@ -174,5 +175,42 @@ describe('where the charset comes from: BOM, then header, then meta, then a defa
   test('invalid sequences become U+FFFD rather than failing the page', () => {
     assert.equal(decode(Buffer.from([0x61, 0xff, 0x62]), 'UTF-8'), 'a\ufffdb');
     assert.equal(decode(Buffer.from([0x61, 0x81, 0x20, 0x62]), 'GBK'), 'a\ufffd b');
+  });
+});
+
+describe("the crawl's default charset, for pages that name none", () => {
+  const text = '<html><body><p>这是一个没有声明编码的中文页面</p></body></html>';
+  const gbk = iconv.encode(text, 'gbk');
+
+  test('unlabelled bytes that are not UTF-8 decode with the crawl default instead of windows-1252', () => {
+    assert.deepEqual(detectCharset(gbk, 'text/html', { markup: true }), {
+      name: 'windows-1252',
+      source: 'default',
+    });
+    assert.deepEqual(detectCharset(gbk, 'text/html', { markup: true, fallback: 'GBK' }), {
+      name: 'GBK',
+      source: 'default',
+    });
+    const encoded = encodeBody(gbk, 'text/html', 'text/html', 'GBK');
+    assert.equal(encoded.body, text);
+    assert.equal(encoded.charset?.name, 'GBK');
+  });
+
+  test('valid UTF-8 and any declared charset still win over the default', () => {
+    const utf8 = Buffer.from(text, 'utf8');
+    assert.equal(detectCharset(utf8, 'text/html', { markup: true, fallback: 'GBK' }).name, 'UTF-8');
+    const big5 = iconv.encode('<p>中文</p>', 'big5');
+    assert.equal(
+      detectCharset(big5, 'text/html; charset=big5', { markup: true, fallback: 'GBK' }).name,
+      'Big5',
+    );
+  });
+
+  test('the setting takes WHATWG labels and refuses what a page cannot default to', () => {
+    assert.equal(defaultCharsetSchema.parse('gb2312'), 'GBK');
+    assert.equal(defaultCharsetSchema.parse(' Shift_JIS '), 'Shift_JIS');
+    assert.equal(defaultCharsetSchema.safeParse('klingon').success, false);
+    assert.equal(defaultCharsetSchema.safeParse('utf-16le').success, false);
+    assert.equal(defaultCharsetSchema.safeParse('iso-2022-kr').success, false);
   });
 });

@@ -28,10 +28,12 @@ export function encodeBody(
   body: Buffer,
   contentType: string | null,
   mediaType: string = mediaTypeOf(contentType, body).essence,
+  /** The crawl's charset for unlabelled bytes that are not UTF-8; windows-1252 unless given. */
+  fallback?: string,
 ): EncodedBody {
   if (isTextualMediaType(mediaType)) {
     const markup = isHtmlMediaType(mediaType) || isXmlMediaType(mediaType);
-    const charset = detectCharset(body, contentType, { markup });
+    const charset = detectCharset(body, contentType, { markup, fallback });
     const text = decode(body, charset.name);
     if (text !== null) return { body: text, encoding: 'utf8', charset };
   }

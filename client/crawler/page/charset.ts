@@ -41,7 +41,7 @@ export function charsetOf(contentType: string | null | undefined): string | null
 export function detectCharset(
   body: Uint8Array,
   contentType: string | null | undefined,
-  options: { markup: boolean },
+  options: { markup: boolean; fallback?: string | undefined },
 ): Charset {
   const bom = getBOMEncoding(body);
   if (bom !== null) return { name: labelToName(bom) ?? 'UTF-8', source: 'bom' };
@@ -55,7 +55,7 @@ export function detectCharset(
     const source = sourceOf(sniffer.resultType);
     if (source !== 'default') return { name: sniffer.encoding, source };
   }
-  return { name: isUtf8(body) ? 'UTF-8' : 'windows-1252', source: 'default' };
+  return { name: isUtf8(body) ? 'UTF-8' : (options.fallback ?? 'windows-1252'), source: 'default' };
 }
 
 function sourceOf(result: ResultType): CharsetSource {

@@ -42,6 +42,8 @@ export interface ProcessContext {
   crawlerId: string;
   clock?: () => number;
   linkLimits?: LinkLimits;
+  /** The crawl's charset for pages that name none and are not UTF-8 (`FetchSettings.defaultCharset`). */
+  defaultCharset?: string | undefined;
   /** Limits for `sitemap` tasks (defaults: 50,000 entries, 50 MiB). */
   sitemap?: SitemapLimits;
 }
@@ -120,7 +122,9 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
   const media = page === null ? null : rendered ? RENDERED_MEDIA : mediaTypeOf(page.contentType, page.body);
   // Decoded once: the same text is parsed for links and stored in the record.
   const body =
-    page && media ? encodeBody(page.body, rendered ? RENDERED_TYPE : page.contentType, media.essence) : null;
+    page && media
+      ? encodeBody(page.body, rendered ? RENDERED_TYPE : page.contentType, media.essence, ctx.defaultCharset)
+      : null;
   let extracted: ExtractedLinks | null = null;
   let entries: SitemapEntry[] | undefined;
   if (page && !failure && task.kind === 'sitemap') {
