@@ -1,5 +1,6 @@
 import type { Logger } from '../../shared/logger.js';
-import { HostRuleBook } from '../../shared/politeness/host-rules.js';
+import { hostRuleLookup, type HostRule } from '../../shared/politeness/host-rules.js';
+import type { HostLookup } from '../../shared/url/host-patterns.js';
 import type { HostPoliteness } from '../../shared/protocol/why.js';
 
 export type { HostPoliteness } from '../../shared/protocol/why.js';
@@ -50,7 +51,7 @@ export interface HostGateDeps {
 export class HostGate {
   private readonly active = new Map<string, Active>();
   private readonly learned = new Map<string, Learned>();
-  private rules: HostRuleBook;
+  private ruleOf: HostLookup<HostRule>;
   private readonly random: () => number;
   private readonly capacity: number;
 
@@ -58,7 +59,7 @@ export class HostGate {
     private settings: PolitenessSettings,
     private readonly deps: HostGateDeps = {},
   ) {
-    this.rules = new HostRuleBook(settings.hostRules);
+    this.ruleOf = hostRuleLookup(settings.hostRules);
     this.random = deps.random ?? Math.random;
     this.capacity = deps.learnedCapacity ?? 100_000;
   }
@@ -66,7 +67,7 @@ export class HostGate {
   /** New limits apply to the next request start; requests in flight stay counted. */
   configure(settings: PolitenessSettings): void {
     this.settings = settings;
-    this.rules = new HostRuleBook(settings.hostRules);
+    this.ruleOf = hostRuleLookup(settings.hostRules);
   }
 
   /** 0 when a request to `host` may start at `now`; otherwise ms to wait (Infinity: wait for a finish). */
@@ -184,7 +185,7 @@ export class HostGate {
       delayMs,
       crawlDelayMs: learned?.crawlDelayMs ?? null,
       adaptiveDelayMs: learned?.adaptiveDelayMs ?? null,
-      rule: this.rules.match(host) ?? null,
+      rule: this.ruleOf(host) ?? null,
       nextStartAt: Math.max(startAt, paused ? (learned?.pausedUntil ?? now) : now),
       pausedUntil: paused ? (learned?.pausedUntil ?? null) : null,
       pauseReason: paused ? (learned?.pauseReason ?? null) : null,
@@ -230,15 +231,15 @@ export class HostGate {
   }
 
   private concurrencyOf(host: string): number {
-    return this.rules.match(host)?.concurrency ?? this.settings.concurrency;
+    return this.ruleOf(host)?.concurrency ?? this.settings.concurrency;
   }
 
   private baseDelayOf(host: string): number {
-    return this.rules.match(host)?.delayMs ?? this.settings.delayMs;
+    return this.ruleOf(host)?.delayMs ?? this.settings.delayMs;
   }
 
   private isAdaptive(host: string): boolean {
-    return this.rules.match(host)?.adaptive ?? this.settings.adaptiveDelay;
+    return this.ruleOf(host)?.adaptive ?? this.settings.adaptiveDelay;
   }
 
   private delayOf(host: string, learned: Learned | undefined): number {

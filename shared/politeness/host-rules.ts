@@ -1,19 +1,15 @@
 import { z } from 'zod';
 import { InvalidInputError } from '../errors.js';
+import { createHostLookup, hostPatternSchema, type HostLookup } from '../url/host-patterns.js';
 
 /**
- * Per-host politeness overrides. A rule names hosts by pattern: `example.com` (any port),
- * `example.com:8080` (that port only) or `*.example.com` (every subdomain, not the domain itself).
- * The most specific rule wins: host with port, then host, then the longest wildcard suffix.
+ * Per-host politeness overrides. A rule names hosts by a host pattern (shared/url/host-patterns.ts):
+ * `example.com` (any port), `example.com:8080` (that port only) or `*.example.com` (every
+ * subdomain, not the domain itself). The most specific rule wins.
  */
 export const hostRuleSchema = z
   .object({
-    host: z
-      .string()
-      .min(1)
-      .max(300)
-      .regex(/^(\*\.)?[A-Za-z0-9.[\]:_-]+$/, 'a host, host:port or *.domain pattern')
-      .transform((h) => h.toLowerCase()),
+    host: hostPatternSchema.min(1).transform((h) => h.toLowerCase()),
     /** Requests in flight at once to a matching host. */
     concurrency: z.number().int().positive().max(1_000).optional(),
     /** Minimum ms between two request starts to a matching host. */
@@ -62,43 +58,7 @@ function parseHostRule(text: string): HostRule {
   return parsed.data;
 }
 
-/** Finds the rule for a host key (`host[:port]`, lower case) in O(labels) per lookup. */
-export class HostRuleBook {
-  private readonly exact = new Map<string, HostRule>();
-  private readonly wildcard = new Map<string, HostRule>();
-
-  constructor(rules: readonly HostRule[]) {
-    // Later rules win over earlier ones for the same pattern, as in a config file read top down.
-    for (const rule of rules) {
-      if (rule.host.startsWith('*.')) this.wildcard.set(rule.host.slice(2), rule);
-      else this.exact.set(rule.host, rule);
-    }
-  }
-
-  get size(): number {
-    return this.exact.size + this.wildcard.size;
-  }
-
-  match(hostKey: string): HostRule | undefined {
-    if (this.size === 0) return undefined;
-    const withPort = this.exact.get(hostKey);
-    if (withPort) return withPort;
-    const name = stripPort(hostKey);
-    const byName = this.exact.get(name);
-    if (byName) return byName;
-    for (let dot = name.indexOf('.'); dot >= 0; dot = name.indexOf('.', dot + 1)) {
-      const rule = this.wildcard.get(name.slice(dot + 1));
-      if (rule) return rule;
-    }
-    return undefined;
-  }
-}
-
-function stripPort(hostKey: string): string {
-  if (hostKey.startsWith('[')) {
-    const end = hostKey.indexOf(']');
-    return end >= 0 ? hostKey.slice(0, end + 1) : hostKey;
-  }
-  const colon = hostKey.lastIndexOf(':');
-  return colon >= 0 ? hostKey.slice(0, colon) : hostKey;
+/** Finds the rule for a host key (`host[:port]`): the most specific pattern's. */
+export function hostRuleLookup(rules: readonly HostRule[]): HostLookup<HostRule> {
+  return createHostLookup(rules.map((rule) => ({ pattern: rule.host, value: rule })));
 }

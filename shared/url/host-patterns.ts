@@ -28,20 +28,46 @@ function splitPort(key: string): { name: string; port: string | null } {
   return { name: key, port: null };
 }
 
-/** One matcher for a list of patterns (validated with `hostPatternSchema` beforehand). */
-export function createHostMatcher(patterns: readonly string[]): HostMatcher {
-  const exact = new Map<string, (string | null)[]>();
-  const suffixes: { suffix: string; port: string | null }[] = [];
-  for (const pattern of patterns) {
+/** Looks up the value of the most specific pattern for a host key (see createHostLookup). */
+export type HostLookup<T> = (hostKey: string) => T | undefined;
+
+/**
+ * One lookup for a list of (pattern, value) pairs, validated with `hostPatternSchema` beforehand.
+ * The most specific pattern wins: the exact name before a wildcard, a longer wildcard suffix before
+ * a shorter one, and at each of those a pattern with the host's port before one without. A pattern
+ * given twice keeps its last value, as a config file read top down. A lookup costs a few map probes
+ * per label of the host name, however many patterns there are.
+ */
+export function createHostLookup<T>(entries: readonly { pattern: string; value: T }[]): HostLookup<T> {
+  const exact = new Map<string, Map<string, T>>();
+  const wildcard = new Map<string, Map<string, T>>();
+  for (const { pattern, value } of entries) {
     const { name, port } = splitPort(pattern.toLowerCase());
-    if (name.startsWith('*.')) suffixes.push({ suffix: name.slice(1), port });
-    else exact.set(name, [...(exact.get(name) ?? []), port]);
+    const table = name.startsWith('*.') ? wildcard : exact;
+    const key = name.startsWith('*.') ? name.slice(2) : name;
+    let ports = table.get(key);
+    if (!ports) table.set(key, (ports = new Map()));
+    ports.set(port ?? ANY_PORT, value);
   }
-  if (exact.size === 0 && suffixes.length === 0) return () => false;
+  if (exact.size === 0 && wildcard.size === 0) return () => undefined;
+  const pick = (ports: Map<string, T> | undefined, port: string | null): T | undefined =>
+    ports === undefined ? undefined : ((port === null ? undefined : ports.get(port)) ?? ports.get(ANY_PORT));
   return (hostKey) => {
     const { name, port } = splitPort(hostKey.toLowerCase());
-    const ports = exact.get(name);
-    if (ports?.some((p) => p === null || p === port)) return true;
-    return suffixes.some((s) => name.endsWith(s.suffix) && (s.port === null || s.port === port));
+    const found = pick(exact.get(name), port);
+    if (found !== undefined || wildcard.size === 0) return found;
+    for (let dot = name.indexOf('.'); dot >= 0; dot = name.indexOf('.', dot + 1)) {
+      const value = pick(wildcard.get(name.slice(dot + 1)), port);
+      if (value !== undefined) return value;
+    }
+    return undefined;
   };
+}
+
+const ANY_PORT = '*';
+
+/** One matcher for a list of patterns (validated with `hostPatternSchema` beforehand). */
+export function createHostMatcher(patterns: readonly string[]): HostMatcher {
+  const lookup = createHostLookup(patterns.map((pattern) => ({ pattern, value: true })));
+  return (hostKey) => lookup(hostKey) === true;
 }
