@@ -22,13 +22,7 @@ export class OutgoingMessages {
    */
   retry(task: TaskMessage, delayMs: number, error: string, now: number): Outgoing {
     const { notBefore: _previous, ...rest } = task;
-    const next: TaskMessage = { ...rest, attempt: task.attempt + 1, lastError: error };
-    if (delayMs <= 0) return this.ready(next);
-    return {
-      queue: this.names.delay(bucketFor(this.buckets, delayMs)),
-      body: encodeTaskMessage({ ...next, notBefore: now + delayMs }),
-      priority: this.priorityOf(next),
-    };
+    return this.after({ ...rest, attempt: task.attempt + 1, lastError: error }, delayMs, now);
   }
 
   /**
@@ -37,12 +31,7 @@ export class OutgoingMessages {
    */
   park(task: TaskMessage, delayMs: number, now: number): Outgoing {
     const { notBefore: _previous, ...rest } = task;
-    if (delayMs <= 0) return this.ready(rest);
-    return {
-      queue: this.names.delay(bucketFor(this.buckets, delayMs)),
-      body: encodeTaskMessage({ ...rest, notBefore: now + delayMs }),
-      priority: this.priorityOf(rest),
-    };
+    return this.after(rest, delayMs, now);
   }
 
   /** A final failure, for a person to look at: the last error in the body and in the headers. */
@@ -57,6 +46,16 @@ export class OutgoingMessages {
         'x-ackcrawl-attempt': task.attempt,
         'x-ackcrawl-failed-at': new Date(now).toISOString(),
       },
+    };
+  }
+
+  /** Ready at once for delay 0, else into the delay queue of the delay's bucket, due at now + delay. */
+  private after(message: TaskMessage, delayMs: number, now: number): Outgoing {
+    if (delayMs <= 0) return this.ready(message);
+    return {
+      queue: this.names.delay(bucketFor(this.buckets, delayMs)),
+      body: encodeTaskMessage({ ...message, notBefore: now + delayMs }),
+      priority: this.priorityOf(message),
     };
   }
 
