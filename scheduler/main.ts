@@ -10,6 +10,7 @@ import { openBackend } from './backends/backend.js';
 import { schedulerConfigSchema, type SchedulerConfig } from './config.js';
 import { CrawlScheduler, type JobSettings } from './crawl-scheduler.js';
 import { loadJob, saveJob } from './job-file.js';
+import { SCHEDULER_FILE } from '../shared/protocol/why.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -73,9 +74,6 @@ function jobFromConfig(config: SchedulerConfig): JobSettings {
     },
   };
 }
-
-/** Where `ackcrawl why --out DIR` finds a running embedded crawl's scheduler (see master/cli/why.ts). */
-const SCHEDULER_FILE = 'scheduler.json';
 
 /** Tells local tools where this scheduler's API is; owner-only, since it holds the token. */
 function announce(outDir: string, wsUrl: string, token: string | undefined): void {

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
 import { InvalidInputError } from '../../shared/errors.js';
-import type { WhyAnswer } from '../../shared/protocol/why.js';
+import { SCHEDULER_FILE, type WhyAnswer } from '../../shared/protocol/why.js';
 import { createScope, type ScopeMode } from '../../shared/url/scope.js';
 import { explainUrl } from '../../shared/why/explain-url.js';
 import { describeScope } from '../../shared/why/scope-rule.js';
@@ -13,9 +13,6 @@ export interface WhyOptions {
   out?: string;
   json?: boolean;
 }
-
-/** Where a running scheduler's API is; the embedded scheduler writes it next to its records. */
-export const SCHEDULER_FILE = 'scheduler.json';
 
 /**
  * `ackcrawl why URL`: asks a running scheduler (`--scheduler`, or the one an embedded crawl in

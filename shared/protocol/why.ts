@@ -2,6 +2,12 @@ import type { HostRule } from '../politeness/host-rules.js';
 import type { Lease } from './task.js';
 
 /**
+ * The file in an embedded crawl's output folder that says where its running scheduler's API is
+ * (`{ api, pid, token? }`, owner-only): `ackcrawl why --out DIR` reads it, the scheduler writes it.
+ */
+export const SCHEDULER_FILE = 'scheduler.json';
+
+/**
  * The answer to "why not yet?" for one URL (`GET /why?url=…` on the scheduler, `ackcrawl why`):
  * where the URL is in the crawl and what it waits for.
  */
