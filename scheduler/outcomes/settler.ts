@@ -1,40 +1,17 @@
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../shared/protocol/page-record.js';
 import type { Frontier, SettleResult } from '../../shared/ports/frontier.js';
 import type { PageSink, SinkRecord } from '../../shared/ports/page-sink.js';
 import type { Lease, NewTask } from '../../shared/protocol/task.js';
 import type { SeenCache } from './seen-cache.js';
+import { unfetchedRecord } from './unfetched-record.js';
 
 type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'>;
 
 /** The smallest valid page record saying a URL's record could not be stored. */
 function unwritableRecord(url: string, err: AppError): SinkRecord {
-  const record: PageRecord = {
-    schema: PAGE_RECORD_SCHEMA,
-    url,
-    finalUrl: null,
-    status: null,
-    outcome: 'failed',
-    error: { code: 'RECORD_UNWRITABLE', message: `${err.code}: ${err.message}`.slice(0, 500) },
-    contentType: null,
-    depth: 0,
-    parentUrl: null,
-    links: [],
-    nofollowLinks: [],
-    nofollow: false,
-    redirects: [],
-    headers: {},
-    fetchedAt: new Date().toISOString(),
-    durationMs: 0,
-    attempt: 1,
-    crawlerId: 'scheduler',
-    bodyBytes: 0,
-    bodySha256: null,
-    bodyEncoding: null,
-    body: null,
-  };
-  return { key: url, value: Buffer.from(JSON.stringify(record)) };
+  const error = { code: 'RECORD_UNWRITABLE', message: `${err.code}: ${err.message}` };
+  return unfetchedRecord({ url, depth: 0, parentUrl: null, attempt: 1 }, error, Date.now());
 }
 
 interface Batch {

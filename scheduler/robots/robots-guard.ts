@@ -7,7 +7,7 @@ import { hostOfNormalized } from '../../shared/url/host-of-normalized.js';
 import type { HostGate } from '../politeness/host-gate.js';
 import { decideRetry } from '../retry/retry-policy.js';
 import type { RobotsCache, RobotsEntry } from './robots-cache.js';
-import { unfetchedRecord } from './robots-records.js';
+import { unfetchedRecord } from '../outcomes/unfetched-record.js';
 import { RobotsRules } from './robots-rules.js';
 
 /** The crawl's robots settings, read at each use (a submitted crawl can change them). */

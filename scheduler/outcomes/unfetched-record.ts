@@ -3,9 +3,10 @@ import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../shared/protocol/page-
 import type { Lease } from '../../shared/protocol/task.js';
 
 /**
- * The final record of a URL the scheduler settles without fetching it (robots.txt forbids it, or
- * robots.txt could not be had): a page record like any other, written to the sink before the task
- * is settled, so recovery after a crash finds it as it finds crawlers' records.
+ * The final record of a URL the scheduler settles without a crawler's record: robots.txt forbids
+ * it, robots.txt could not be had, or the sink refused the crawler's record for good. A page record
+ * like any other, written to the sink before the task is settled, so recovery after a crash finds
+ * it as it finds crawlers' records.
  */
 export function unfetchedRecord(
   lease: Pick<Lease, 'url' | 'depth' | 'parentUrl' | 'attempt'>,
