@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { Tokenizer, type html, type Token } from 'parse5';
 import { SAXParser } from 'parse5-sax-parser';
 import { scanTags, type TagVisitor } from '../../client/crawler/parse/tag-scanner.js';
+// A seeded PRNG, so a failure names a reproducible seed.
+import { mulberry32 } from '../../scripts/site/prng.js';
 
 /**
  * `scanTags` uses `TextSkippingTokenizer`, which jumps over text inside parse5's tokenizer. These tests
@@ -124,18 +126,6 @@ test('namespaces: SVG and MathML elements, HTML again at integration points and 
   ]);
 });
 
-/** A small seeded PRNG (mulberry32), so a failure names a reproducible seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const FRAGMENTS = [
   'text ',
   'more text\n',
@@ -213,7 +203,7 @@ const FRAGMENTS = [
 
 test('random tag soup: scanTags matches parse5’s own tokenizer and parse5-sax-parser', () => {
   for (let seed = 1; seed <= 400; seed++) {
-    const next = random(seed);
+    const next = mulberry32(seed);
     const parts: string[] = [];
     const length = 1 + Math.floor(next() * 60);
     for (let i = 0; i < length; i++) parts.push(FRAGMENTS[Math.floor(next() * FRAGMENTS.length)] ?? '');
