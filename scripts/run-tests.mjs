@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // Runs every compiled test file (dist/test/**/*.test.js) with node's test runner.
 // Usage: node scripts/run-tests.mjs [filter...]  — a filter keeps files whose path contains it.
+// First it starts the services the tests talk to (RabbitMQ, Kafka, MinIO, PostgreSQL on loopback,
+// installing them the first time) with `scripts/services.sh up`; ACKCRAWL_SERVICES=skip leaves
+// services alone (they are already running, or the chosen tests need none).
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -19,6 +22,15 @@ const files = walk('dist/test')
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
+}
+if (process.env.ACKCRAWL_SERVICES !== 'skip') {
+  const up = spawnSync('bash', ['scripts/services.sh', 'up'], { stdio: 'inherit' });
+  if (up.status !== 0) {
+    console.error(
+      'scripts/services.sh up failed; the tests need its services (ACKCRAWL_SERVICES=skip to run without)',
+    );
+    process.exit(up.status ?? 1);
+  }
 }
 const result = spawnSync(process.execPath, ['--test', '--test-concurrency=1', ...files], {
   stdio: 'inherit',
