@@ -2,7 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { KafkaSink, type KafkaSinkOptions } from '../../shared/adapters/page-sink/kafka-sink.js';
 import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
+import { restoreClaimChecks } from '../../shared/adapters/page-sink/claim-check-restore.js';
 import { silentLogger } from '../../shared/logger.js';
+import { storedPageRecordSchema } from '../../shared/protocol/page-record.js';
 import { deleteTopic, readTopic, testTopicName, topicPartitions } from '../helpers/kafka-topic.js';
 import { removeBucket, testBucketName } from '../helpers/minio-bucket.js';
 import { kafkaSettings, requireKafka, requireMinio, s3Settings } from '../helpers/services.js';
@@ -96,11 +98,33 @@ describe('kafka sink: adapter specifics', () => {
     }
   });
 
-  it('refuses a record too large even without its body, and stays usable', async () => {
+  it('a record too large even without its body has its link lists moved too, and reads back whole', async () => {
     const fx = await kafkaFixture();
     try {
       const links = Array.from({ length: 30_000 }, (_, i) => `https://a.test/a-rather-long-link/${i}`);
-      await assert.rejects(fx.sink.write([sinkRecord(pageRecord('https://a.test/huge', 1, { links }))]), {
+      const record = pageRecord('https://a.test/huge', 1, { links, nofollowLinks: links.slice(0, 3) });
+      const value = sinkRecord(record);
+      assert.ok(value.value.length > 1_000_000);
+      await fx.sink.write([value]);
+      const [stored] = await readTopic(fx.topic, 1);
+      assert.ok(stored);
+      const parsed = storedPageRecordSchema.parse(JSON.parse(stored.value.toString('utf8')));
+      assert.equal(parsed.links, null);
+      assert.equal(parsed.nofollowLinks, null);
+      assert.equal(parsed.linksRef?.links, 30_000);
+      assert.equal(parsed.linksRef?.nofollowLinks, 3);
+      assert.equal(parsed.body, record.body, 'a small body stays inline');
+      assert.deepEqual(await restoreClaimChecks(stored.value, fx.blobStore), value.value);
+    } finally {
+      await fx.cleanup();
+    }
+  });
+
+  it('refuses a record too large without its body and links, and stays usable', async () => {
+    const fx = await kafkaFixture();
+    try {
+      const headers = { 'x-huge': 'h'.repeat(1_100_000) };
+      await assert.rejects(fx.sink.write([sinkRecord(pageRecord('https://a.test/huge', 1, { headers }))]), {
         name: 'StorageError',
         code: 'SINK_RECORD_TOO_LARGE',
         retriable: false,
