@@ -3,9 +3,18 @@ import assert from 'node:assert/strict';
 import { KafkaSink, type KafkaSinkOptions } from '../../shared/adapters/page-sink/kafka-sink.js';
 import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
 import { restoreClaimChecks } from '../../shared/adapters/page-sink/claim-check-restore.js';
+import { pino } from 'pino';
 import { silentLogger } from '../../shared/logger.js';
 import { storedPageRecordSchema } from '../../shared/protocol/page-record.js';
-import { deleteTopic, readTopic, testTopicName, topicPartitions } from '../helpers/kafka-topic.js';
+import {
+  deleteTopic,
+  readTopic,
+  testTopicName,
+  topicConfig,
+  topicPartitions,
+} from '../helpers/kafka-topic.js';
+import { startStallingProxy } from '../helpers/stalling-proxy.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { removeBucket, testBucketName } from '../helpers/minio-bucket.js';
 import { kafkaSettings, requireKafka, requireMinio, s3Settings } from '../helpers/services.js';
 import { pageRecord, pageSinkContract, sinkRecord } from './page-sink.contract.js';
@@ -133,6 +142,80 @@ describe('kafka sink: adapter specifics', () => {
       assert.deepEqual(
         (await readTopic(fx.topic, 1)).map((r) => r.key),
         ['https://a.test/fine'],
+      );
+    } finally {
+      await fx.cleanup();
+    }
+  });
+
+  it('a send stalled past its deadline is abandoned: the retry starts after it ended, each record stored once', async () => {
+    const proxy = await startStallingProxy(kafkaSettings.kafkaBrokers[0] as string);
+    const fx = await kafkaFixture({
+      socketFactory: proxy.socketFactory,
+      writeTimeoutMs: 1_500,
+      requestTimeoutMs: 20_000,
+    });
+    try {
+      await fx.sink.write([sinkRecord(pageRecord('https://a.test/before', 1))]);
+      const before = proxy.connections.length;
+      proxy.stall();
+      const batch = Array.from({ length: 20 }, (_, i) =>
+        sinkRecord(pageRecord(`https://a.test/stalled-${i}`, i)),
+      );
+      const started = Date.now();
+      await assert.rejects(fx.sink.write(batch), { code: 'SINK_TIMEOUT', retriable: true });
+      const took = Date.now() - started;
+      assert.ok(took >= 1_400 && took < 3_000, `failed at the send deadline (${took} ms)`);
+      // Written again at once, as the settler does after a failure: it waits for the abandoned send.
+      const retry = fx.sink.write(batch);
+      const old = proxy.connections.slice(0, before);
+      await waitFor(() => old.every((c) => c.closedAt !== null), {
+        timeoutMs: 5_000,
+        message: 'every connection of the abandoned producer closed',
+      });
+      // Kafka wakes up: what the abandoned producer sent into the stall was dropped with its connections.
+      proxy.resume();
+      await retry;
+      const fresh = proxy.connections.slice(before);
+      assert.ok(fresh.length > 0, 'the retry opened new connections (a new producer)');
+      const lastOld = Math.max(...old.map((c) => c.closedAt ?? Infinity));
+      assert.ok(
+        fresh.every((c) => c.openedAt >= lastOld),
+        'the retry connected only after the abandoned producer was gone',
+      );
+      const stored = await readTopic(fx.topic, 21);
+      assert.deepEqual(
+        stored.map((r) => r.key).sort(),
+        ['https://a.test/before', ...batch.map((r) => r.key)].sort(),
+        'every record once: the abandoned send never reached Kafka',
+      );
+    } finally {
+      await fx.cleanup();
+      await proxy.close();
+    }
+  });
+
+  it('creates its topic with min.insync.replicas set, and warns of an existing one weaker than configured', async () => {
+    const fx = await kafkaFixture();
+    const warnings: string[] = [];
+    try {
+      await fx.sink.start();
+      assert.deepEqual(await topicConfig(fx.topic, 'min.insync.replicas'), { value: '1', isDefault: false });
+      const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+      const other = new KafkaSink({
+        brokers: kafkaSettings.kafkaBrokers,
+        topic: fx.topic,
+        replicationFactor: 3,
+        blobStore: fx.blobStore,
+        logger,
+      });
+      await other.start();
+      await other.close();
+      assert.ok(
+        warnings.some((w) =>
+          /less durable than configured: it has 1 replicas where 3 are configured/.test(w),
+        ),
+        warnings.join('\n'),
       );
     } finally {
       await fx.cleanup();

@@ -1,13 +1,17 @@
-import { Partitioners, type Kafka, type PartitionMetadata, type Producer } from 'kafkajs';
+import { Partitioners, type ISocketFactory, type PartitionMetadata } from 'kafkajs';
 import { StorageError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { BlobStore } from '../../ports/blob-store.js';
 import type { PageSink, SinkRecord } from '../../ports/page-sink.js';
 import { claimCheck } from './claim-check.js';
 import { splitIntoSends } from './kafka-batches.js';
-import { createKafkaClient, KAFKA_RETRY } from './kafka-client.js';
 import { toSinkFailure } from './kafka-errors.js';
-import { ensureTopic } from './kafka-topic.js';
+import {
+  createKafkajsTransport,
+  type KafkaTransport,
+  type SendAnswer,
+  type SinkProducer,
+} from './kafka-transport.js';
 
 export interface KafkaSinkOptions {
   brokers: readonly string[];
@@ -15,34 +19,66 @@ export interface KafkaSinkOptions {
   clientId?: string;
   /** Partitions of the topic when this sink creates it. */
   partitions?: number;
+  /** Replicas of the topic when this sink creates it (with `min.insync.replicas` of all but one). */
   replicationFactor?: number;
-  /** Where bodies of large records go (the claim check). Not closed by the sink. */
+  /** Where bodies and link lists of large records go (the claim check). Not closed by the sink. */
   blobStore: BlobStore;
-  /** A record larger than this has its body moved to the blob store (default 512 KiB). */
+  /** A record larger than this has its body, then its link lists, moved to the blob store (default 512 KiB). */
   bodyThresholdBytes?: number;
   /** A record still larger than this after the claim check is refused (broker default is 1 MiB). */
   maxMessageBytes?: number;
-  /** A write not confirmed by then fails with a retriable SINK_TIMEOUT (default 30 s). */
+  /** Bytes in one send (one produce request) across partitions (default 16 MiB). */
+  maxRequestBytes?: number;
+  /**
+   * A send not confirmed by then is abandoned and its write fails with a retriable SINK_TIMEOUT
+   * (default 30 s). Each send of a write has its own; connecting is bounded by it too.
+   */
   writeTimeoutMs?: number;
   requestTimeoutMs?: number;
   connectionTimeoutMs?: number;
+  /** How connections to brokers are opened (tests route them through a proxy that can stall). */
+  socketFactory?: ISocketFactory;
+  /** Replaces kafkajs (unit tests); `brokers` and the connection settings are then unused. */
+  transport?: KafkaTransport;
   logger: Logger;
 }
+
+/** How long the next write waits, at most, for an abandoned send to end (it cannot reach Kafka). */
+const ABANDON_WAIT_MS = 10_000;
+
+interface Outgoing {
+  key: Buffer;
+  value: Buffer;
+  /** The record as the caller gave it. */
+  original: SinkRecord;
+}
+
+const noop = (): void => undefined;
 
 /**
  * Page records into a Kafka topic: one message per record, keyed by its normalised URL, sent with
  * `acks: all` by an idempotent producer; `write` resolves once Kafka confirmed every message (and
- * the blob store every moved body). Writes run one at a time, so per key the order of writes is
- * the order in the topic. Delivery is at-least-once: a write that failed or timed out may still
- * have reached Kafka, and the caller writes it again; `recover` cannot tell, and returns [].
+ * the blob store every moved body and link list). Writes run one at a time, so per key the order of writes is the order in the
+ * topic.
+ *
+ * A write is split into sends bounded in bytes, each with its own deadline. A send that misses it is
+ * abandoned: its producer's connections are cut, so nothing of it can reach Kafka any more, and the
+ * next write starts only once it has ended, on a new producer. Two writes of the same records never
+ * race. Records a failed write did store (in its earlier sends) are not sent again when the same
+ * record objects are written again. Delivery stays at-least-once: a send abandoned or failed after
+ * the broker appended it is written again; `recover` cannot tell, and returns [].
  */
 export class KafkaSink implements PageSink {
-  private readonly kafka: Kafka;
   private readonly logger: Logger;
+  private readonly transport: KafkaTransport;
   private readonly partitioner = Partitioners.DefaultPartitioner();
-  private producer: Producer | null = null;
-  private starting: Promise<Producer> | null = null;
   private partitionMetadata: PartitionMetadata[] = [];
+  private preparing: Promise<void> | null = null;
+  private producer: SinkProducer | null = null;
+  private starting: Promise<SinkProducer> | null = null;
+  /** Records a failed write made durable before it failed. */
+  private readonly durable = new WeakSet<SinkRecord>();
+  private abandoned: Promise<void> | null = null;
   private chain: Promise<unknown> = Promise.resolve();
   private closing: Promise<void> | null = null;
   private closed = false;
@@ -50,17 +86,27 @@ export class KafkaSink implements PageSink {
   constructor(private readonly options: KafkaSinkOptions) {
     const logger = options.logger.child({ topic: options.topic });
     this.logger = logger.child({ module: 'kafka-sink' });
-    this.kafka = createKafkaClient({
-      brokers: options.brokers,
-      clientId: options.clientId,
-      connectionTimeoutMs: options.connectionTimeoutMs,
-      requestTimeoutMs: options.requestTimeoutMs,
-      logger,
-    });
+    this.transport =
+      options.transport ??
+      createKafkajsTransport({
+        brokers: options.brokers,
+        topic: options.topic,
+        clientId: options.clientId,
+        partitions: options.partitions ?? 6,
+        replicationFactor: options.replicationFactor ?? 1,
+        connectionTimeoutMs: options.connectionTimeoutMs,
+        requestTimeoutMs: options.requestTimeoutMs,
+        socketFactory: options.socketFactory,
+        logger,
+      });
   }
 
   get topic(): string {
     return this.options.topic;
+  }
+
+  private get timeoutMs(): number {
+    return this.options.writeTimeoutMs ?? 30_000;
   }
 
   /** Connects and creates the topic if missing. Optional: the first write does it too. */
@@ -76,16 +122,14 @@ export class KafkaSink implements PageSink {
   write(records: readonly SinkRecord[]): Promise<string | null> {
     // Checked at call time: writes made before close() still run, close() waits for them.
     if (this.closing) return Promise.reject(closedError());
-    const run = this.chain.then(() => this.writeWithDeadline(records));
-    this.chain = run.catch(() => undefined);
-    return run;
+    return this.enqueue(() => this.writeNow(records));
   }
 
   async recover(_checkpoint: string | null): Promise<SinkRecord[]> {
     return [];
   }
 
-  /** Waits for the write in progress, then disconnects. Safe to call twice. */
+  /** Waits for the write in progress (and any send it abandoned), then disconnects. Safe to call twice. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.chain;
@@ -95,64 +139,65 @@ export class KafkaSink implements PageSink {
     return this.closing;
   }
 
-  private async writeWithDeadline(records: readonly SinkRecord[]): Promise<null> {
+  /** One operation at a time; after one that abandoned a send, the next waits until it ended. */
+  private enqueue<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(operation);
+    this.chain = run.then(noop, noop).then(() => this.abandonedEnded());
+    return run;
+  }
+
+  private async writeNow(records: readonly SinkRecord[]): Promise<null> {
     if (records.length === 0) return null;
-    const timeoutMs = this.options.writeTimeoutMs ?? 30_000;
     const started = Date.now();
-    const attempt = this.send(records);
-    // An attempt abandoned at the deadline may still fail (or succeed: a duplicate) later.
-    attempt.catch(() => undefined);
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
-        this.logger.warn({ records: records.length, timeoutMs }, 'Kafka did not confirm a write in time');
-        reject(
-          new StorageError(
-            'SINK_TIMEOUT',
-            `Kafka did not confirm ${records.length} records within ${timeoutMs} ms`,
-          ),
-        );
-      }, timeoutMs);
-    });
+    const pending = records.filter((r) => !this.durable.has(r));
+    const confirmed: SinkRecord[] = [];
     try {
-      await Promise.race([attempt, deadline]);
-    } finally {
-      clearTimeout(timer);
+      if (pending.length > 0) await this.send(pending, confirmed);
+    } catch (err) {
+      for (const record of confirmed) this.durable.add(record);
+      throw err;
     }
+    for (const record of records) this.durable.delete(record);
     this.logger.debug({ records: records.length, ms: Date.now() - started }, 'records confirmed');
     return null;
   }
 
-  private async send(records: readonly SinkRecord[]): Promise<void> {
+  private async send(records: readonly SinkRecord[], confirmed: SinkRecord[]): Promise<void> {
     try {
-      const producer = await this.connected();
+      await this.withDeadline(this.connected(), 'connect to Kafka');
       const checked = await claimCheck(records, {
         blobStore: this.options.blobStore,
         thresholdBytes: this.options.bodyThresholdBytes ?? 512 * 1024,
       });
-      if (checked.moved > 0) this.logger.debug({ moved: checked.moved }, 'bodies moved to the blob store');
+      if (checked.moved + checked.movedLinks > 0) {
+        this.logger.debug(
+          { bodies: checked.moved, linkLists: checked.movedLinks },
+          'moved to the blob store (claim check)',
+        );
+      }
       const maxMessageBytes = this.options.maxMessageBytes ?? 1_000_000;
-      const messages = checked.records.map((r) => ({ key: Buffer.from(r.key), value: r.value }));
+      const messages: Outgoing[] = checked.records.map((r, i) => ({
+        key: Buffer.from(r.key),
+        value: r.value,
+        original: records[i] as SinkRecord,
+      }));
       for (const m of messages) {
         if (m.value.length > maxMessageBytes) {
           throw new StorageError(
             'SINK_RECORD_TOO_LARGE',
-            `record for ${m.key.toString()} is ${m.value.length} bytes without its body; the limit is ${maxMessageBytes}`,
+            `record for ${m.key.toString()} is ${m.value.length} bytes without its body and links; the limit is ${maxMessageBytes}`,
             { retriable: false },
           );
         }
       }
       const sends = splitIntoSends(messages, (key) => this.partitionOf(key), {
         maxPartitionBytes: maxMessageBytes,
-        maxRequestBytes: 16 * 1024 * 1024,
+        maxRequestBytes: this.options.maxRequestBytes ?? 16 * 1024 * 1024,
       });
       for (const batch of sends) {
-        await producer.send({
-          topic: this.topic,
-          acks: -1,
-          timeout: this.options.requestTimeoutMs ?? 10_000,
-          messages: batch,
-        });
+        const producer = await this.withDeadline(this.connected(), 'connect to Kafka');
+        await this.sendOne(producer, batch);
+        for (const m of batch) confirmed.push(m.original);
       }
     } catch (err) {
       const failure = toSinkFailure(err, this.topic);
@@ -167,7 +212,97 @@ export class KafkaSink implements PageSink {
     }
   }
 
-  private connected(): Promise<Producer> {
+  /**
+   * One send, tried again with the same producer after retriable failures until its deadline. At the
+   * deadline an attempt still in flight is abandoned with its producer.
+   */
+  private async sendOne(producer: SinkProducer, batch: readonly Outgoing[]): Promise<SendAnswer[]> {
+    const deadline = Date.now() + this.timeoutMs;
+    for (let backoffMs = 100; ; backoffMs = Math.min(backoffMs * 2, 2_000)) {
+      const attempt = producer.send(batch);
+      const outcome = await settleBy(attempt, deadline);
+      if (outcome.kind === 'ok') return outcome.value;
+      if (outcome.kind === 'late') {
+        this.abandon(producer, attempt, batch.length);
+        throw new StorageError(
+          'SINK_TIMEOUT',
+          `Kafka did not confirm a send of ${batch.length} records within ${this.timeoutMs} ms`,
+        );
+      }
+      const failure = toSinkFailure(outcome.error, this.topic);
+      const waitMs = Math.min(backoffMs, deadline - Date.now());
+      if (!failure.error.retriable || failure.resetProducer || waitMs <= 0) throw outcome.error;
+      this.logger.debug({ err: outcome.error, retryInMs: waitMs }, 'Kafka send failed; trying again');
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
+
+  /** Cuts the producer off, and has the next operation wait until the send in flight ended. */
+  private abandon(producer: SinkProducer, attempt: Promise<unknown>, records: number): void {
+    this.logger.warn(
+      { records, timeoutMs: this.timeoutMs },
+      'Kafka did not confirm a send in time; abandoning its producer',
+    );
+    if (this.producer === producer) {
+      this.producer = null;
+      this.starting = null;
+    }
+    producer.abandon();
+    const ended = attempt.then(noop, noop);
+    const previous = this.abandoned ?? Promise.resolve();
+    this.abandoned = (async () => {
+      await previous;
+      let timer: NodeJS.Timeout | undefined;
+      const waited = await Promise.race([
+        ended.then(() => true),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ABANDON_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+      if (!waited) {
+        this.logger.error(
+          { waitedMs: ABANDON_WAIT_MS },
+          'an abandoned Kafka send has not ended; its connections are closed, so it cannot write: going on',
+        );
+      }
+      await producer.disconnect().catch(noop);
+    })();
+  }
+
+  private async abandonedEnded(): Promise<void> {
+    const abandoned = this.abandoned;
+    if (!abandoned) return;
+    await abandoned;
+    if (this.abandoned === abandoned) this.abandoned = null;
+  }
+
+  /** Connecting is bounded by the write deadline too; a start still retrying goes on in the background. */
+  private async withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
+    const outcome = await settleBy(promise, Date.now() + this.timeoutMs);
+    if (outcome.kind === 'ok') return outcome.value;
+    if (outcome.kind === 'failed') throw outcome.error;
+    promise.catch(noop);
+    throw new StorageError('SINK_TIMEOUT', `could not ${what} within ${this.timeoutMs} ms`);
+  }
+
+  /** The topic and its partition count, once. */
+  private prepare(): Promise<void> {
+    this.preparing ??= (async () => {
+      const partitions = await this.transport.prepareTopic();
+      this.partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({
+        partitionErrorCode: 0,
+        partitionId,
+        leader: 0,
+        replicas: [],
+        isr: [],
+      }));
+    })().catch((err: unknown) => {
+      this.preparing = null;
+      throw err;
+    });
+    return this.preparing;
+  }
+
+  private connected(): Promise<SinkProducer> {
     this.starting ??= this.open().catch((err: unknown) => {
       this.starting = null;
       throw err;
@@ -175,36 +310,19 @@ export class KafkaSink implements PageSink {
     return this.starting;
   }
 
-  private async open(): Promise<Producer> {
-    const partitions = await ensureTopic(this.kafka, {
-      topic: this.topic,
-      partitions: this.options.partitions ?? 6,
-      replicationFactor: this.options.replicationFactor ?? 1,
-    });
-    this.partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({
-      partitionErrorCode: 0,
-      partitionId,
-      leader: 0,
-      replicas: [],
-      isr: [],
-    }));
-    const producer = this.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
-      retry: KAFKA_RETRY,
-    });
+  private async open(): Promise<SinkProducer> {
+    await this.prepare();
+    const producer = this.transport.producer();
     try {
       await producer.connect();
       // close() finished meanwhile (it does not wait for a start outside a write): undo.
       if (this.closed) throw closedError();
     } catch (err) {
-      await producer.disconnect().catch(() => undefined);
+      await producer.disconnect().catch(noop);
       throw err;
     }
     this.producer = producer;
-    this.logger.info({ partitions }, 'connected to Kafka');
+    this.logger.info({ partitions: this.partitionMetadata.length }, 'connected to Kafka');
     return producer;
   }
 
@@ -212,13 +330,34 @@ export class KafkaSink implements PageSink {
     const producer = this.producer;
     this.producer = null;
     this.starting = null;
-    if (producer) await producer.disconnect().catch(() => undefined);
+    if (producer) await producer.disconnect().catch(noop);
   }
 
   /** The partition kafkajs will choose (same partitioner, same count), to size each send. */
   private partitionOf(key: Buffer): number {
     const partitionMetadata = this.partitionMetadata;
     return this.partitioner({ topic: this.topic, partitionMetadata, message: { key, value: null } });
+  }
+}
+
+type Settled<T> = { kind: 'ok'; value: T } | { kind: 'failed'; error: unknown } | { kind: 'late' };
+
+/** How `promise` settled, or `late` if it had not by `deadline` (ms since the epoch). */
+async function settleBy<T>(promise: Promise<T>, deadline: number): Promise<Settled<T>> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Settled<T>>((resolve) => {
+    timer = setTimeout(() => resolve({ kind: 'late' }), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([
+      promise.then(
+        (value): Settled<T> => ({ kind: 'ok', value }),
+        (error: unknown): Settled<T> => ({ kind: 'failed', error }),
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
