@@ -79,11 +79,37 @@ describe('kafka sink: adapter specifics', () => {
     }
   });
 
-  it('recover returns nothing: Kafka delivery is at-least-once', async () => {
+  it('recover returns the records written after a checkpoint, link lists read back', async () => {
     const fx = await kafkaFixture();
     try {
-      await fx.sink.write([sinkRecord(pageRecord('https://a.test/', 1))]);
-      assert.deepEqual(await fx.sink.recover(null), []);
+      const settled = await fx.sink.write([sinkRecord(pageRecord('https://a.test/settled', 1))]);
+      assert.ok(settled);
+      const links = Array.from({ length: 30_000 }, (_, i) => `https://a.test/a-rather-long-link/${i}`);
+      const unsettled = [
+        sinkRecord(pageRecord('https://a.test/huge', 2, { links })),
+        sinkRecord(pageRecord('https://a.test/plain', 3, { links: ['https://a.test/x'] })),
+      ];
+      const last = await fx.sink.write(unsettled);
+      await fx.sink.close();
+      // A new sink, as after a scheduler restart.
+      const again = new KafkaSink({
+        brokers: kafkaSettings.kafkaBrokers,
+        topic: fx.topic,
+        blobStore: fx.blobStore,
+        logger: silentLogger(),
+      });
+      try {
+        const found = await again.recover(settled);
+        assert.deepEqual(found.map((r) => r.key).sort(), ['https://a.test/huge', 'https://a.test/plain']);
+        for (const record of found) {
+          const written = unsettled.find((r) => r.key === record.key);
+          assert.deepEqual(record.value, written?.value, `${record.key} as written`);
+        }
+        assert.deepEqual(await again.recover(last), [], 'nothing after the last write');
+        assert.deepEqual(await again.recover(null), []);
+      } finally {
+        await again.close();
+      }
     } finally {
       await fx.cleanup();
     }

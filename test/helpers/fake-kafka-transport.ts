@@ -1,4 +1,6 @@
 import { Partitioners, type PartitionMetadata } from 'kafkajs';
+import type { ReadRange } from '../../shared/adapters/page-sink/kafka-checkpoint.js';
+import type { ReadLimits, ReadResult } from '../../shared/adapters/page-sink/kafka-reader.js';
 import type {
   KafkaTransport,
   SendAnswer,
@@ -72,10 +74,27 @@ export class FakeKafkaTransport implements KafkaTransport {
     return this.partitions;
   }
 
+  async offsets(): Promise<{ partition: number; low: number; high: number }[]> {
+    return this.logs.map((log, partition) => ({ partition, low: 0, high: log.length }));
+  }
+
   producer(): SinkProducer {
     const producer = new FakeProducer(this, this.producers.length);
     this.producers.push(producer);
     return producer;
+  }
+
+  async read(ranges: readonly ReadRange[], limits: ReadLimits): Promise<ReadResult> {
+    const records: SinkRecord[] = [];
+    let bytes = 0;
+    for (const { partition, from, to } of ranges) {
+      for (const record of (this.logs[partition] ?? []).slice(from, to)) {
+        bytes += record.value.length;
+        if (bytes > limits.maxBytes) return { records, complete: false };
+        records.push(record);
+      }
+    }
+    return { records, complete: true };
   }
 
   /** @internal */

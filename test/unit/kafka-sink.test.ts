@@ -1,5 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import {
+  formatKafkaCheckpoint,
+  parseKafkaCheckpoint,
+} from '../../shared/adapters/page-sink/kafka-checkpoint.js';
 import { KafkaSink, type KafkaSinkOptions } from '../../shared/adapters/page-sink/kafka-sink.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { SinkRecord } from '../../shared/ports/page-sink.js';
@@ -161,6 +165,83 @@ describe('kafka sink: sends and their deadlines', () => {
     const started = performance.now();
     await assert.rejects(sink.write(records(1)), { code: 'SINK_TIMEOUT', retriable: true });
     assert.ok(performance.now() - started < 400);
+    await sink.close();
+  });
+});
+
+describe('kafka sink: checkpoints and recovery', () => {
+  test('the checkpoint is where this sink’s writes end in each partition', async () => {
+    const transport = new FakeKafkaTransport(3);
+    transport.logs[0]?.push(...records(5, 10, 'old'));
+    const { sink } = sinkOn(transport);
+    assert.equal(await sink.write([]), null, 'nothing written yet: no checkpoint');
+    const checkpoint = parseKafkaCheckpoint(await sink.write(records(20)));
+    assert.deepEqual(checkpoint, { topic: TOPIC, ends: transport.logs.map((log) => log.length) });
+    assert.equal(await sink.write([]), formatKafkaCheckpoint(checkpoint as NonNullable<typeof checkpoint>));
+    await sink.close();
+  });
+
+  test('recover returns what was written after the checkpoint, link lists read back', async () => {
+    const transport = new FakeKafkaTransport(3);
+    const first = sinkOn(transport);
+    const checkpoint = await first.sink.write(records(12, 10, 'settled'));
+    // A sitemap whose links went to the blob store, then a crash before its batch settled.
+    const links = Array.from({ length: 20_000 }, (_, i) => `https://a.test/products/item-${i}.html`);
+    const sitemap = {
+      key: 'https://a.test/sitemap.xml',
+      value: Buffer.from(
+        JSON.stringify({ url: 'https://a.test/sitemap.xml', outcome: 'ok', links, nofollowLinks: [] }),
+      ),
+    };
+    const unsettled = [...records(4, 10, 'unsettled'), sitemap];
+    await first.sink.write(unsettled);
+    const stored = transport.logs.flat().find((r) => r.key === sitemap.key);
+    assert.match(stored?.value.toString() ?? '', /"links":null.*"linksRef"/, 'stored with a linksRef');
+    await first.sink.close();
+
+    const again = new KafkaSink({
+      brokers: [],
+      topic: TOPIC,
+      blobStore: first.blobStore,
+      transport,
+      logger: silentLogger(),
+    });
+    const found = await again.recover(checkpoint);
+    assert.deepEqual(found.map((r) => r.key).sort(), unsettled.map((r) => r.key).sort());
+    const restored = found.find((r) => r.key === sitemap.key);
+    assert.deepEqual((JSON.parse(restored?.value.toString() ?? '{}') as { links: string[] }).links, links);
+    assert.deepEqual(await again.recover(null), []);
+    assert.deepEqual(await again.recover('3:1234'), [], 'a file sink checkpoint');
+    assert.deepEqual(await again.recover(formatKafkaCheckpoint({ topic: 'other', ends: [0, 0, 0] })), []);
+    await again.close();
+  });
+
+  test('after recovery, partitions this sink has not written to keep the old checkpoint', async () => {
+    const transport = new FakeKafkaTransport(2);
+    const key0 = Array.from({ length: 50 }, (_, i) => `https://a.test/k${i}`).find(
+      (k) => transport.partitionOf(k) === 0,
+    );
+    const key1 = Array.from({ length: 50 }, (_, i) => `https://a.test/k${i}`).find(
+      (k) => transport.partitionOf(k) === 1,
+    );
+    assert.ok(key0 && key1);
+    transport.logs[0]?.push(...records(5, 10, 'x'));
+    const { sink } = sinkOn(transport);
+    const found = await sink.recover(formatKafkaCheckpoint({ topic: TOPIC, ends: [2, 0] }));
+    assert.equal(found.length, 3);
+    const checkpoint = parseKafkaCheckpoint(await sink.write([{ key: key1, value: Buffer.from('{}') }]));
+    assert.deepEqual(checkpoint?.ends, [2, 1], 'partition 0 still from 2: its 3 records may be unsettled');
+    await sink.close();
+  });
+
+  test('recovery reads within a byte limit and fails soft', async () => {
+    const transport = new FakeKafkaTransport(1);
+    transport.logs[0]?.push(...records(10, 1_000));
+    const { sink } = sinkOn(transport, { maxRecoverBytes: 5_500 });
+    const found = await sink.recover(formatKafkaCheckpoint({ topic: TOPIC, ends: [0] }));
+    assert.equal(found.length, 5);
+    transport.offsets = () => Promise.reject(new Error('Kafka is down'));
+    assert.deepEqual(await sink.recover(formatKafkaCheckpoint({ topic: TOPIC, ends: [0] })), []);
     await sink.close();
   });
 });

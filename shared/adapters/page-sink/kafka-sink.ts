@@ -5,7 +5,9 @@ import type { BlobStore } from '../../ports/blob-store.js';
 import type { PageSink, SinkRecord } from '../../ports/page-sink.js';
 import { claimCheck } from './claim-check.js';
 import { splitIntoSends } from './kafka-batches.js';
+import { formatKafkaCheckpoint, PartitionEnds } from './kafka-checkpoint.js';
 import { toSinkFailure } from './kafka-errors.js';
+import { recoverAfter } from './kafka-recovery.js';
 import {
   createKafkajsTransport,
   type KafkaTransport,
@@ -36,6 +38,10 @@ export interface KafkaSinkOptions {
   writeTimeoutMs?: number;
   requestTimeoutMs?: number;
   connectionTimeoutMs?: number;
+  /** `recover` reads at most this many bytes of records (default 256 MiB) ... */
+  maxRecoverBytes?: number;
+  /** ... and for at most this long (default 60 s). */
+  recoverTimeoutMs?: number;
   /** How connections to brokers are opened (tests route them through a proxy that can stall). */
   socketFactory?: ISocketFactory;
   /** Replaces kafkajs (unit tests); `brokers` and the connection settings are then unused. */
@@ -58,7 +64,8 @@ const noop = (): void => undefined;
 /**
  * Page records into a Kafka topic: one message per record, keyed by its normalised URL, sent with
  * `acks: all` by an idempotent producer; `write` resolves once Kafka confirmed every message (and
- * the blob store every moved body and link list). Writes run one at a time, so per key the order of writes is the order in the
+ * the blob store every moved body and link list), with a checkpoint: where this sink's writes end
+ * in each partition. Writes run one at a time, so per key the order of writes is the order in the
  * topic.
  *
  * A write is split into sends bounded in bytes, each with its own deadline. A send that misses it is
@@ -66,7 +73,7 @@ const noop = (): void => undefined;
  * next write starts only once it has ended, on a new producer. Two writes of the same records never
  * race. Records a failed write did store (in its earlier sends) are not sent again when the same
  * record objects are written again. Delivery stays at-least-once: a send abandoned or failed after
- * the broker appended it is written again; `recover` cannot tell, and returns [].
+ * the broker appended it is written again. `recover` finds what was written after a checkpoint.
  */
 export class KafkaSink implements PageSink {
   private readonly logger: Logger;
@@ -76,6 +83,8 @@ export class KafkaSink implements PageSink {
   private preparing: Promise<void> | null = null;
   private producer: SinkProducer | null = null;
   private starting: Promise<SinkProducer> | null = null;
+  private ends: PartitionEnds | null = null;
+  private wroteAny = false;
   /** Records a failed write made durable before it failed. */
   private readonly durable = new WeakSet<SinkRecord>();
   private abandoned: Promise<void> | null = null;
@@ -125,8 +134,28 @@ export class KafkaSink implements PageSink {
     return this.enqueue(() => this.writeNow(records));
   }
 
-  async recover(_checkpoint: string | null): Promise<SinkRecord[]> {
-    return [];
+  /**
+   * The records written to the topic at or after `checkpoint` (see kafka-recovery.ts), with their
+   * link lists read back from the blob store. Reading fails soft: what cannot be read is fetched
+   * again by the crawl, a duplicate at worst.
+   */
+  recover(checkpoint: string | null): Promise<SinkRecord[]> {
+    if (this.closing) return Promise.reject(closedError());
+    return this.enqueue(async () => {
+      const found = await recoverAfter(checkpoint, {
+        topic: this.topic,
+        transport: this.transport,
+        blobStore: this.options.blobStore,
+        prepare: () => this.prepare(),
+        maxBytes: this.options.maxRecoverBytes ?? 256 * 1024 * 1024,
+        timeoutMs: this.options.recoverTimeoutMs ?? 60_000,
+        logger: this.logger,
+      });
+      // Until this sink writes to a partition, its checkpoint keeps that partition's old end: records
+      // found here are settled only once their tasks are leased again.
+      if (found.from && !this.wroteAny) this.ends = new PartitionEnds(found.from);
+      return found.records;
+    });
   }
 
   /** Waits for the write in progress (and any send it abandoned), then disconnects. Safe to call twice. */
@@ -146,8 +175,8 @@ export class KafkaSink implements PageSink {
     return run;
   }
 
-  private async writeNow(records: readonly SinkRecord[]): Promise<null> {
-    if (records.length === 0) return null;
+  private async writeNow(records: readonly SinkRecord[]): Promise<string | null> {
+    if (records.length === 0) return this.checkpoint();
     const started = Date.now();
     const pending = records.filter((r) => !this.durable.has(r));
     const confirmed: SinkRecord[] = [];
@@ -159,7 +188,12 @@ export class KafkaSink implements PageSink {
     }
     for (const record of records) this.durable.delete(record);
     this.logger.debug({ records: records.length, ms: Date.now() - started }, 'records confirmed');
-    return null;
+    return this.checkpoint();
+  }
+
+  private checkpoint(): string | null {
+    if (!this.wroteAny || !this.ends) return null;
+    return formatKafkaCheckpoint({ topic: this.topic, ends: this.ends.snapshot() });
   }
 
   private async send(records: readonly SinkRecord[], confirmed: SinkRecord[]): Promise<void> {
@@ -196,7 +230,9 @@ export class KafkaSink implements PageSink {
       });
       for (const batch of sends) {
         const producer = await this.withDeadline(this.connected(), 'connect to Kafka');
-        await this.sendOne(producer, batch);
+        const answers = await this.sendOne(producer, batch);
+        this.ends?.confirm(answers, this.countByPartition(batch));
+        this.wroteAny = true;
         for (const m of batch) confirmed.push(m.original);
       }
     } catch (err) {
@@ -284,7 +320,7 @@ export class KafkaSink implements PageSink {
     throw new StorageError('SINK_TIMEOUT', `could not ${what} within ${this.timeoutMs} ms`);
   }
 
-  /** The topic and its partition count, once. */
+  /** The topic, its partition count and where it ends, once. */
   private prepare(): Promise<void> {
     this.preparing ??= (async () => {
       const partitions = await this.transport.prepareTopic();
@@ -295,6 +331,12 @@ export class KafkaSink implements PageSink {
         replicas: [],
         isr: [],
       }));
+      const offsets = await this.transport.offsets();
+      if (!this.ends) {
+        const ends: number[] = [];
+        for (const o of offsets) ends[o.partition] = o.high;
+        this.ends = new PartitionEnds(ends);
+      }
     })().catch((err: unknown) => {
       this.preparing = null;
       throw err;
@@ -337,6 +379,15 @@ export class KafkaSink implements PageSink {
   private partitionOf(key: Buffer): number {
     const partitionMetadata = this.partitionMetadata;
     return this.partitioner({ topic: this.topic, partitionMetadata, message: { key, value: null } });
+  }
+
+  private countByPartition(batch: readonly Outgoing[]): Map<number, number> {
+    const counts = new Map<number, number>();
+    for (const m of batch) {
+      const partition = this.partitionOf(m.key);
+      counts.set(partition, (counts.get(partition) ?? 0) + 1);
+    }
+    return counts;
   }
 }
 

@@ -1,6 +1,8 @@
 import { Partitioners, type ISocketFactory, type Kafka, type Producer } from 'kafkajs';
 import type { Logger } from '../../logger.js';
+import type { PartitionOffsets, ReadRange } from './kafka-checkpoint.js';
 import { createKafkaClient, PRODUCER_RETRY } from './kafka-client.js';
+import { readRanges, type ReadLimits, type ReadResult } from './kafka-reader.js';
 import { killableSockets, type KillableSockets } from './kafka-sockets.js';
 import { ensureTopic } from './kafka-topic.js';
 
@@ -28,8 +30,12 @@ export interface SinkProducer {
 export interface KafkaTransport {
   /** Creates the topic if missing; resolves with its partition count. */
   prepareTopic(): Promise<number>;
+  /** Each partition's first and next offsets now. */
+  offsets(): Promise<PartitionOffsets[]>;
   /** A new producer, not yet connected. */
   producer(): SinkProducer;
+  /** The records stored in `ranges`, partition by partition in offset order, within `limits`. */
+  read(ranges: readonly ReadRange[], limits: ReadLimits): Promise<ReadResult>;
 }
 
 export interface KafkajsTransportOptions {
@@ -65,6 +71,16 @@ export function createKafkajsTransport(options: KafkajsTransportOptions): KafkaT
         { topic, partitions: options.partitions, replicationFactor: options.replicationFactor },
         logger,
       ),
+    offsets: async () => {
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        const offsets = await admin.fetchTopicOffsets(topic);
+        return offsets.map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }));
+      } finally {
+        await admin.disconnect();
+      }
+    },
     producer: () => {
       // Each producer has its own client and sockets, so abandoning one cuts only its connections.
       const sockets = killableSockets(options.socketFactory);
@@ -75,6 +91,7 @@ export function createKafkajsTransport(options: KafkajsTransportOptions): KafkaT
         options.requestTimeoutMs ?? 10_000,
       );
     },
+    read: (ranges, limits) => readRanges(kafka, topic, ranges, limits),
   };
 }
 
