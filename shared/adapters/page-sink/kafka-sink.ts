@@ -8,12 +8,8 @@ import { splitIntoSends } from './kafka-batches.js';
 import { formatKafkaCheckpoint, PartitionEnds } from './kafka-checkpoint.js';
 import { toSinkFailure } from './kafka-errors.js';
 import { recoverAfter } from './kafka-recovery.js';
-import {
-  createKafkajsTransport,
-  type KafkaTransport,
-  type SendAnswer,
-  type SinkProducer,
-} from './kafka-transport.js';
+import { closedError, ProducerSlot } from './kafka-producer-slot.js';
+import { createKafkajsTransport, type KafkaTransport } from './kafka-transport.js';
 
 export interface KafkaSinkOptions {
   brokers: readonly string[];
@@ -49,9 +45,6 @@ export interface KafkaSinkOptions {
   logger: Logger;
 }
 
-/** How long the next write waits, at most, for an abandoned send to end (it cannot reach Kafka). */
-const ABANDON_WAIT_MS = 10_000;
-
 interface Outgoing {
   key: Buffer;
   value: Buffer;
@@ -80,17 +73,14 @@ export class KafkaSink implements PageSink {
   private readonly transport: KafkaTransport;
   private readonly partitioner = Partitioners.DefaultPartitioner();
   private partitionMetadata: PartitionMetadata[] = [];
+  private readonly slot: ProducerSlot;
   private preparing: Promise<void> | null = null;
-  private producer: SinkProducer | null = null;
-  private starting: Promise<SinkProducer> | null = null;
   private ends: PartitionEnds | null = null;
   private wroteAny = false;
   /** Records a failed write made durable before it failed. */
   private readonly durable = new WeakSet<SinkRecord>();
-  private abandoned: Promise<void> | null = null;
   private chain: Promise<unknown> = Promise.resolve();
   private closing: Promise<void> | null = null;
-  private closed = false;
 
   constructor(private readonly options: KafkaSinkOptions) {
     const logger = options.logger.child({ topic: options.topic });
@@ -108,21 +98,24 @@ export class KafkaSink implements PageSink {
         socketFactory: options.socketFactory,
         logger,
       });
+    this.slot = new ProducerSlot({
+      transport: this.transport,
+      prepare: () => this.prepare(),
+      timeoutMs: options.writeTimeoutMs ?? 30_000,
+      topic: options.topic,
+      logger: this.logger,
+    });
   }
 
   get topic(): string {
     return this.options.topic;
   }
 
-  private get timeoutMs(): number {
-    return this.options.writeTimeoutMs ?? 30_000;
-  }
-
   /** Connects and creates the topic if missing. Optional: the first write does it too. */
   async start(): Promise<void> {
     if (this.closing) throw closedError();
     try {
-      await this.connected();
+      await this.slot.connected();
     } catch (err) {
       throw toSinkFailure(err, this.topic).error;
     }
@@ -162,8 +155,7 @@ export class KafkaSink implements PageSink {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.chain;
-      this.closed = true;
-      await this.dropProducer();
+      await this.slot.close();
     })();
     return this.closing;
   }
@@ -171,7 +163,7 @@ export class KafkaSink implements PageSink {
   /** One operation at a time; after one that abandoned a send, the next waits until it ended. */
   private enqueue<T>(operation: () => Promise<T>): Promise<T> {
     const run = this.chain.then(operation);
-    this.chain = run.then(noop, noop).then(() => this.abandonedEnded());
+    this.chain = run.then(noop, noop).then(() => this.slot.abandonedEnded());
     return run;
   }
 
@@ -198,7 +190,8 @@ export class KafkaSink implements PageSink {
 
   private async send(records: readonly SinkRecord[], confirmed: SinkRecord[]): Promise<void> {
     try {
-      await this.withDeadline(this.connected(), 'connect to Kafka');
+      // Connected, and the topic's partitions known, before the records are sized for it.
+      await this.slot.connect();
       const checked = await claimCheck(records, {
         blobStore: this.options.blobStore,
         thresholdBytes: this.options.bodyThresholdBytes ?? 512 * 1024,
@@ -229,8 +222,7 @@ export class KafkaSink implements PageSink {
         maxRequestBytes: this.options.maxRequestBytes ?? 16 * 1024 * 1024,
       });
       for (const batch of sends) {
-        const producer = await this.withDeadline(this.connected(), 'connect to Kafka');
-        const answers = await this.sendOne(producer, batch);
+        const answers = await this.slot.send(batch);
         this.ends?.confirm(answers, this.countByPartition(batch));
         this.wroteAny = true;
         for (const m of batch) confirmed.push(m.original);
@@ -242,82 +234,10 @@ export class KafkaSink implements PageSink {
           { code: failure.error.code },
           'Kafka rejected the producer state; starting a new producer',
         );
-        await this.dropProducer();
+        await this.slot.drop();
       }
       throw failure.error;
     }
-  }
-
-  /**
-   * One send, tried again with the same producer after retriable failures until its deadline. At the
-   * deadline an attempt still in flight is abandoned with its producer.
-   */
-  private async sendOne(producer: SinkProducer, batch: readonly Outgoing[]): Promise<SendAnswer[]> {
-    const deadline = Date.now() + this.timeoutMs;
-    for (let backoffMs = 100; ; backoffMs = Math.min(backoffMs * 2, 2_000)) {
-      const attempt = producer.send(batch);
-      const outcome = await settleBy(attempt, deadline);
-      if (outcome.kind === 'ok') return outcome.value;
-      if (outcome.kind === 'late') {
-        this.abandon(producer, attempt, batch.length);
-        throw new StorageError(
-          'SINK_TIMEOUT',
-          `Kafka did not confirm a send of ${batch.length} records within ${this.timeoutMs} ms`,
-        );
-      }
-      const failure = toSinkFailure(outcome.error, this.topic);
-      const waitMs = Math.min(backoffMs, deadline - Date.now());
-      if (!failure.error.retriable || failure.resetProducer || waitMs <= 0) throw outcome.error;
-      this.logger.debug({ err: outcome.error, retryInMs: waitMs }, 'Kafka send failed; trying again');
-      await new Promise((resolve) => setTimeout(resolve, waitMs));
-    }
-  }
-
-  /** Cuts the producer off, and has the next operation wait until the send in flight ended. */
-  private abandon(producer: SinkProducer, attempt: Promise<unknown>, records: number): void {
-    this.logger.warn(
-      { records, timeoutMs: this.timeoutMs },
-      'Kafka did not confirm a send in time; abandoning its producer',
-    );
-    if (this.producer === producer) {
-      this.producer = null;
-      this.starting = null;
-    }
-    producer.abandon();
-    const ended = attempt.then(noop, noop);
-    const previous = this.abandoned ?? Promise.resolve();
-    this.abandoned = (async () => {
-      await previous;
-      let timer: NodeJS.Timeout | undefined;
-      const waited = await Promise.race([
-        ended.then(() => true),
-        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ABANDON_WAIT_MS))),
-      ]);
-      clearTimeout(timer);
-      if (!waited) {
-        this.logger.error(
-          { waitedMs: ABANDON_WAIT_MS },
-          'an abandoned Kafka send has not ended; its connections are closed, so it cannot write: going on',
-        );
-      }
-      await producer.disconnect().catch(noop);
-    })();
-  }
-
-  private async abandonedEnded(): Promise<void> {
-    const abandoned = this.abandoned;
-    if (!abandoned) return;
-    await abandoned;
-    if (this.abandoned === abandoned) this.abandoned = null;
-  }
-
-  /** Connecting is bounded by the write deadline too; a start still retrying goes on in the background. */
-  private async withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
-    const outcome = await settleBy(promise, Date.now() + this.timeoutMs);
-    if (outcome.kind === 'ok') return outcome.value;
-    if (outcome.kind === 'failed') throw outcome.error;
-    promise.catch(noop);
-    throw new StorageError('SINK_TIMEOUT', `could not ${what} within ${this.timeoutMs} ms`);
   }
 
   /** The topic, its partition count and where it ends, once. */
@@ -344,37 +264,6 @@ export class KafkaSink implements PageSink {
     return this.preparing;
   }
 
-  private connected(): Promise<SinkProducer> {
-    this.starting ??= this.open().catch((err: unknown) => {
-      this.starting = null;
-      throw err;
-    });
-    return this.starting;
-  }
-
-  private async open(): Promise<SinkProducer> {
-    await this.prepare();
-    const producer = this.transport.producer();
-    try {
-      await producer.connect();
-      // close() finished meanwhile (it does not wait for a start outside a write): undo.
-      if (this.closed) throw closedError();
-    } catch (err) {
-      await producer.disconnect().catch(noop);
-      throw err;
-    }
-    this.producer = producer;
-    this.logger.info({ partitions: this.partitionMetadata.length }, 'connected to Kafka');
-    return producer;
-  }
-
-  private async dropProducer(): Promise<void> {
-    const producer = this.producer;
-    this.producer = null;
-    this.starting = null;
-    if (producer) await producer.disconnect().catch(noop);
-  }
-
   /** The partition kafkajs will choose (same partitioner, same count), to size each send. */
   private partitionOf(key: Buffer): number {
     const partitionMetadata = this.partitionMetadata;
@@ -389,29 +278,4 @@ export class KafkaSink implements PageSink {
     }
     return counts;
   }
-}
-
-type Settled<T> = { kind: 'ok'; value: T } | { kind: 'failed'; error: unknown } | { kind: 'late' };
-
-/** How `promise` settled, or `late` if it had not by `deadline` (ms since the epoch). */
-async function settleBy<T>(promise: Promise<T>, deadline: number): Promise<Settled<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<Settled<T>>((resolve) => {
-    timer = setTimeout(() => resolve({ kind: 'late' }), Math.max(0, deadline - Date.now()));
-  });
-  try {
-    return await Promise.race([
-      promise.then(
-        (value): Settled<T> => ({ kind: 'ok', value }),
-        (error: unknown): Settled<T> => ({ kind: 'failed', error }),
-      ),
-      late,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function closedError(): StorageError {
-  return new StorageError('SINK_CLOSED', 'the page sink is closed', { retriable: false });
 }
