@@ -9,7 +9,8 @@ export interface RecoveredOutcome {
 /**
  * Records the sink made durable after the last settled batch: their tasks were fetched, but the
  * crash came before the frontier heard of it. They are settled from the record when leased again,
- * instead of being fetched and written a second time.
+ * instead of being fetched and written a second time. A record whose link lists are not in it (moved
+ * to the blob store and not read back) is left out: settled without them, its links would be lost.
  */
 export function readRecovered(records: readonly SinkRecord[]): Map<string, RecoveredOutcome> {
   const byUrl = new Map<string, RecoveredOutcome>();
@@ -20,8 +21,10 @@ export function readRecovered(records: readonly SinkRecord[]): Map<string, Recov
         links?: unknown;
         nofollow?: unknown;
         nofollowLinks?: unknown;
+        linksRef?: unknown;
         error?: { code?: unknown; message?: unknown } | null;
       };
+      if (page.linksRef !== undefined || page.links === null) continue;
       const links = Array.isArray(page.links)
         ? page.links.filter((l): l is string => typeof l === 'string')
         : [];

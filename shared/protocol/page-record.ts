@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
-/** Version tag written into every page record; bump on any incompatible change (docs/page-record.md). */
-export const PAGE_RECORD_SCHEMA = 'ackcrawl.page/1';
+/**
+ * Version tag written into every page record; bump on any incompatible change (docs/page-record.md).
+ * `/2`: `links` and `nofollowLinks` may be null, moved to the blob store with `linksRef`.
+ */
+export const PAGE_RECORD_SCHEMA = 'ackcrawl.page/2';
 
 export const recordErrorSchema = z.object({ code: z.string(), message: z.string() });
 export type RecordError = z.infer<typeof recordErrorSchema>;
@@ -18,6 +21,31 @@ export const bodyRefSchema = z.object({
   bytes: z.number().int().nonnegative(),
 });
 export type BodyRef = z.infer<typeof bodyRefSchema>;
+
+/**
+ * Where link lists too large to ride in their record went (the claim check, schema `/2`): the blob
+ * is the JSON object `{"links": [...], "nofollowLinks": [...]}` in UTF-8, `sha256` its hash; the
+ * record keeps how many of each there are, and `links`/`nofollowLinks` are null.
+ */
+export const linksRefSchema = z.object({
+  store: z.enum(['s3', 'file']),
+  bucket: z.string(),
+  key: z.string(),
+  sha256: z.string(),
+  bytes: z.number().int().nonnegative(),
+  /** How many entries the blob's `links` has. */
+  links: z.number().int().nonnegative(),
+  /** How many entries the blob's `nofollowLinks` has. */
+  nofollowLinks: z.number().int().nonnegative(),
+});
+export type LinksRef = z.infer<typeof linksRefSchema>;
+
+/** What a `linksRef` blob holds. */
+export const linksBlobSchema = z.object({
+  links: z.array(z.string()),
+  nofollowLinks: z.array(z.string()),
+});
+export type LinksBlob = z.infer<typeof linksBlobSchema>;
 
 /** Which character encoding a text body was decoded from, and what said so (docs/page-record.md). */
 export const charsetSchema = z.object({
@@ -39,7 +67,7 @@ export const linksDroppedSchema = z.object({
  * One page outcome, final: a fetched page (`ok`) or a final failure (`failed`). Retried attempts are
  * not recorded; each accepted URL ends as exactly one record (duplicates only after a crash).
  */
-export const pageRecordSchema = z.object({
+export const storedPageRecordSchema = z.object({
   schema: z.literal(PAGE_RECORD_SCHEMA),
   url: z.string(),
   finalUrl: z.string().nullable(),
@@ -49,9 +77,10 @@ export const pageRecordSchema = z.object({
   contentType: z.string().nullable(),
   depth: z.number().int().nonnegative(),
   parentUrl: z.string().nullable(),
-  links: z.array(z.string()),
-  /** Links marked rel=nofollow (a subset of `links`), not followed. */
-  nofollowLinks: z.array(z.string()),
+  /** Null only when the list was moved to the blob store: see `linksRef`. */
+  links: z.array(z.string()).nullable(),
+  /** Links marked rel=nofollow (a subset of `links`), not followed; null as `links` is. */
+  nofollowLinks: z.array(z.string()).nullable(),
   /** `<meta name=robots content=nofollow>`: no link of this page is followed. */
   nofollow: z.boolean(),
   redirects: z.array(z.string()),
@@ -66,12 +95,14 @@ export const pageRecordSchema = z.object({
   body: z.string().nullable(),
   /** Set when `body` was moved to a blob store (absent in records that keep bodies inline). */
   bodyRef: bodyRefSchema.nullable().optional(),
+  /** Set when `links` and `nofollowLinks` were moved to a blob store (absent when they are inline). */
+  linksRef: linksRefSchema.optional(),
   /**
    * True when the page was rendered in a browser: `body` is the DOM serialised after its scripts
    * ran and the network settled, and `links` come from it. Absent in fetched records.
    */
   rendered: z.boolean().optional(),
-  // Added within ackcrawl.page/1; optional, so records written before them still match.
+  // Added within ackcrawl.page/1; optional, so records written before them match (but for `schema`).
   /** The charset `body` was decoded from; null when it is base64 or absent. */
   charset: charsetSchema.nullable().optional(),
   /** The media type sniffed from the body when `contentType` was missing or said nothing. */
@@ -87,5 +118,16 @@ export const pageRecordSchema = z.object({
   proxy: z.string().optional(),
   /** The `<lastmod>` of the sitemap entry this URL was found in (absent when there was none). */
   lastmod: z.string().optional(),
+});
+/** A page record as stored and read back: its link lists may have moved to the blob store. */
+export type StoredPageRecord = z.infer<typeof storedPageRecordSchema>;
+
+/**
+ * A page record as crawlers and the scheduler build it, and as the file sink stores it: link lists
+ * inline, no `linksRef`. Only the Kafka sink's claim check turns one into a record with references.
+ */
+export const pageRecordSchema = storedPageRecordSchema.omit({ linksRef: true }).extend({
+  links: z.array(z.string()),
+  nofollowLinks: z.array(z.string()),
 });
 export type PageRecord = z.infer<typeof pageRecordSchema>;

@@ -2,8 +2,19 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { KafkaSink, type KafkaSinkOptions } from '../../shared/adapters/page-sink/kafka-sink.js';
 import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
+import { restoreClaimChecks } from '../../shared/adapters/page-sink/claim-check-restore.js';
+import { pino } from 'pino';
 import { silentLogger } from '../../shared/logger.js';
-import { deleteTopic, readTopic, testTopicName, topicPartitions } from '../helpers/kafka-topic.js';
+import { storedPageRecordSchema } from '../../shared/protocol/page-record.js';
+import {
+  deleteTopic,
+  readTopic,
+  testTopicName,
+  topicConfig,
+  topicPartitions,
+} from '../helpers/kafka-topic.js';
+import { startStallingProxy } from '../helpers/stalling-proxy.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { removeBucket, testBucketName } from '../helpers/minio-bucket.js';
 import { kafkaSettings, requireKafka, requireMinio, s3Settings } from '../helpers/services.js';
 import { pageRecord, pageSinkContract, sinkRecord } from './page-sink.contract.js';
@@ -68,11 +79,37 @@ describe('kafka sink: adapter specifics', () => {
     }
   });
 
-  it('recover returns nothing: Kafka delivery is at-least-once', async () => {
+  it('recover returns the records written after a checkpoint, link lists read back', async () => {
     const fx = await kafkaFixture();
     try {
-      await fx.sink.write([sinkRecord(pageRecord('https://a.test/', 1))]);
-      assert.deepEqual(await fx.sink.recover(null), []);
+      const settled = await fx.sink.write([sinkRecord(pageRecord('https://a.test/settled', 1))]);
+      assert.ok(settled);
+      const links = Array.from({ length: 30_000 }, (_, i) => `https://a.test/a-rather-long-link/${i}`);
+      const unsettled = [
+        sinkRecord(pageRecord('https://a.test/huge', 2, { links })),
+        sinkRecord(pageRecord('https://a.test/plain', 3, { links: ['https://a.test/x'] })),
+      ];
+      const last = await fx.sink.write(unsettled);
+      await fx.sink.close();
+      // A new sink, as after a scheduler restart.
+      const again = new KafkaSink({
+        brokers: kafkaSettings.kafkaBrokers,
+        topic: fx.topic,
+        blobStore: fx.blobStore,
+        logger: silentLogger(),
+      });
+      try {
+        const found = await again.recover(settled);
+        assert.deepEqual(found.map((r) => r.key).sort(), ['https://a.test/huge', 'https://a.test/plain']);
+        for (const record of found) {
+          const written = unsettled.find((r) => r.key === record.key);
+          assert.deepEqual(record.value, written?.value, `${record.key} as written`);
+        }
+        assert.deepEqual(await again.recover(last), [], 'nothing after the last write');
+        assert.deepEqual(await again.recover(null), []);
+      } finally {
+        await again.close();
+      }
     } finally {
       await fx.cleanup();
     }
@@ -96,11 +133,33 @@ describe('kafka sink: adapter specifics', () => {
     }
   });
 
-  it('refuses a record too large even without its body, and stays usable', async () => {
+  it('a record too large even without its body has its link lists moved too, and reads back whole', async () => {
     const fx = await kafkaFixture();
     try {
       const links = Array.from({ length: 30_000 }, (_, i) => `https://a.test/a-rather-long-link/${i}`);
-      await assert.rejects(fx.sink.write([sinkRecord(pageRecord('https://a.test/huge', 1, { links }))]), {
+      const record = pageRecord('https://a.test/huge', 1, { links, nofollowLinks: links.slice(0, 3) });
+      const value = sinkRecord(record);
+      assert.ok(value.value.length > 1_000_000);
+      await fx.sink.write([value]);
+      const [stored] = await readTopic(fx.topic, 1);
+      assert.ok(stored);
+      const parsed = storedPageRecordSchema.parse(JSON.parse(stored.value.toString('utf8')));
+      assert.equal(parsed.links, null);
+      assert.equal(parsed.nofollowLinks, null);
+      assert.equal(parsed.linksRef?.links, 30_000);
+      assert.equal(parsed.linksRef?.nofollowLinks, 3);
+      assert.equal(parsed.body, record.body, 'a small body stays inline');
+      assert.deepEqual(await restoreClaimChecks(stored.value, fx.blobStore), value.value);
+    } finally {
+      await fx.cleanup();
+    }
+  });
+
+  it('refuses a record too large without its body and links, and stays usable', async () => {
+    const fx = await kafkaFixture();
+    try {
+      const headers = { 'x-huge': 'h'.repeat(1_100_000) };
+      await assert.rejects(fx.sink.write([sinkRecord(pageRecord('https://a.test/huge', 1, { headers }))]), {
         name: 'StorageError',
         code: 'SINK_RECORD_TOO_LARGE',
         retriable: false,
@@ -109,6 +168,80 @@ describe('kafka sink: adapter specifics', () => {
       assert.deepEqual(
         (await readTopic(fx.topic, 1)).map((r) => r.key),
         ['https://a.test/fine'],
+      );
+    } finally {
+      await fx.cleanup();
+    }
+  });
+
+  it('a send stalled past its deadline is abandoned: the retry starts after it ended, each record stored once', async () => {
+    const proxy = await startStallingProxy(kafkaSettings.kafkaBrokers[0] as string);
+    const fx = await kafkaFixture({
+      socketFactory: proxy.socketFactory,
+      writeTimeoutMs: 1_500,
+      requestTimeoutMs: 20_000,
+    });
+    try {
+      await fx.sink.write([sinkRecord(pageRecord('https://a.test/before', 1))]);
+      const before = proxy.connections.length;
+      proxy.stall();
+      const batch = Array.from({ length: 20 }, (_, i) =>
+        sinkRecord(pageRecord(`https://a.test/stalled-${i}`, i)),
+      );
+      const started = Date.now();
+      await assert.rejects(fx.sink.write(batch), { code: 'SINK_TIMEOUT', retriable: true });
+      const took = Date.now() - started;
+      assert.ok(took >= 1_400 && took < 3_000, `failed at the send deadline (${took} ms)`);
+      // Written again at once, as the settler does after a failure: it waits for the abandoned send.
+      const retry = fx.sink.write(batch);
+      const old = proxy.connections.slice(0, before);
+      await waitFor(() => old.every((c) => c.closedAt !== null), {
+        timeoutMs: 5_000,
+        message: 'every connection of the abandoned producer closed',
+      });
+      // Kafka wakes up: what the abandoned producer sent into the stall was dropped with its connections.
+      proxy.resume();
+      await retry;
+      const fresh = proxy.connections.slice(before);
+      assert.ok(fresh.length > 0, 'the retry opened new connections (a new producer)');
+      const lastOld = Math.max(...old.map((c) => c.closedAt ?? Infinity));
+      assert.ok(
+        fresh.every((c) => c.openedAt >= lastOld),
+        'the retry connected only after the abandoned producer was gone',
+      );
+      const stored = await readTopic(fx.topic, 21);
+      assert.deepEqual(
+        stored.map((r) => r.key).sort(),
+        ['https://a.test/before', ...batch.map((r) => r.key)].sort(),
+        'every record once: the abandoned send never reached Kafka',
+      );
+    } finally {
+      await fx.cleanup();
+      await proxy.close();
+    }
+  });
+
+  it('creates its topic with min.insync.replicas set, and warns of an existing one weaker than configured', async () => {
+    const fx = await kafkaFixture();
+    const warnings: string[] = [];
+    try {
+      await fx.sink.start();
+      assert.deepEqual(await topicConfig(fx.topic, 'min.insync.replicas'), { value: '1', isDefault: false });
+      const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+      const other = new KafkaSink({
+        brokers: kafkaSettings.kafkaBrokers,
+        topic: fx.topic,
+        replicationFactor: 3,
+        blobStore: fx.blobStore,
+        logger,
+      });
+      await other.start();
+      await other.close();
+      assert.ok(
+        warnings.some((w) =>
+          /less durable than configured: it has 1 replicas where 3 are configured/.test(w),
+        ),
+        warnings.join('\n'),
       );
     } finally {
       await fx.cleanup();

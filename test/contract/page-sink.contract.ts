@@ -4,7 +4,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { BlobStore } from '../../shared/ports/blob-store.js';
 import { contentKey } from '../../shared/ports/blob-store.js';
 import type { PageSink, SinkRecord } from '../../shared/ports/page-sink.js';
-import { PAGE_RECORD_SCHEMA, pageRecordSchema, type PageRecord } from '../../shared/protocol/page-record.js';
+import {
+  PAGE_RECORD_SCHEMA,
+  storedPageRecordSchema,
+  type PageRecord,
+  type StoredPageRecord,
+} from '../../shared/protocol/page-record.js';
 
 export interface PageSinkFixture {
   sink: PageSink;
@@ -58,8 +63,8 @@ function sha256(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-function parse(record: SinkRecord): PageRecord {
-  return pageRecordSchema.parse(JSON.parse(record.value.toString('utf8')));
+function parse(record: SinkRecord): StoredPageRecord {
+  return storedPageRecordSchema.parse(JSON.parse(record.value.toString('utf8')));
 }
 
 /** key → the `depth` (sequence) of its records, in stored order. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import kafkajs, { Kafka, logLevel } from 'kafkajs';
 import type { SinkRecord } from '../../shared/ports/page-sink.js';
 import { kafkaSettings } from './services.js';
 
@@ -63,6 +63,25 @@ export async function topicPartitions(topic: string): Promise<number> {
   try {
     const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
     return metadata.topics[0]?.partitions.length ?? 0;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** One configuration entry of a topic, as the broker describes it. */
+export async function topicConfig(
+  topic: string,
+  name: string,
+): Promise<{ value: string; isDefault: boolean } | null> {
+  const admin = testKafka().admin();
+  await admin.connect();
+  try {
+    const described = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic, configNames: [name] }],
+    });
+    const entry = described.resources[0]?.configEntries.find((e) => e.configName === name);
+    return entry ? { value: entry.configValue, isDefault: entry.isDefault } : null;
   } finally {
     await admin.disconnect();
   }

@@ -72,6 +72,20 @@ describe('readRecovered', () => {
     assert.equal(found.get('https://a.test/')?.outcome, 'failed');
   });
 
+  test('a record whose link lists are in the blob store is skipped: settled without them, its links would be lost', () => {
+    const found = readRecovered([
+      rec('https://a.test/sitemap.xml', {
+        outcome: 'ok',
+        links: null,
+        nofollowLinks: null,
+        linksRef: { key: 'bodies/sha256/ab/cd/abcd', links: 50_000, nofollowLinks: 0 },
+      }),
+      rec('https://a.test/moved', { outcome: 'ok', links: null, nofollowLinks: null }),
+      rec('https://a.test/inline', { outcome: 'ok', links: ['https://a.test/1'], nofollowLinks: [] }),
+    ]);
+    assert.deepEqual([...found.keys()], ['https://a.test/inline']);
+  });
+
   test('nothing to recover: an empty map', () => {
     assert.equal(readRecovered([]).size, 0);
   });

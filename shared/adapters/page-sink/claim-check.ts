@@ -1,60 +1,78 @@
 import type { BlobStore } from '../../ports/blob-store.js';
 import type { SinkRecord } from '../../ports/page-sink.js';
-import type { BodyRef } from '../../protocol/page-record.js';
+import type { BodyRef, LinksBlob, LinksRef } from '../../protocol/page-record.js';
 
 export interface ClaimCheckOptions {
   blobStore: BlobStore;
-  /** A record whose value is larger than this has its body moved to the blob store. */
+  /** A record whose value is larger than this has its body, then its link lists, moved to the blob store. */
   thresholdBytes: number;
   /** Uploads in flight at once. */
   concurrency?: number;
 }
 
-interface BodyFields {
-  body: string;
-  bodyEncoding?: unknown;
-  contentType?: unknown;
+export interface ClaimChecked {
+  records: SinkRecord[];
+  /** Records whose body moved. */
+  moved: number;
+  /** Records whose link lists moved. */
+  movedLinks: number;
 }
 
+type RecordObject = Record<string, unknown>;
+
 /**
- * The claim check: a record too large for the stream keeps its place in it, but its body goes to
- * the blob store (content-addressed, so a body seen before is not uploaded again) and the record
- * carries `body: null` and a `bodyRef` instead. Resolves once every moved body is durable, so a
- * record never points at a blob that is not there. Records that are small, or have no body to
- * move, come back unchanged (same objects).
+ * The claim check: a record too large for the stream keeps its place in it, but what makes it large
+ * goes to the blob store (content-addressed, so what was stored before is not uploaded again): its
+ * body (`body: null` and a `bodyRef`) or its link lists (`links: null`, `nofollowLinks: null` and a
+ * `linksRef` that keeps their counts), the larger first, and the other too if the record is still
+ * over the threshold. A large page loses its body; a sitemap of 50,000 URLs both; a page with
+ * thousands of long links and a small body its links only. Nothing else in a record is unbounded (URLs
+ * are at most 8 KiB, headers are capped by the HTTP parser, redirects by their limit). Resolves once
+ * every moved part is durable, so a record never points at a blob that is not there. Records that
+ * are small, or have nothing to move, come back unchanged (same objects).
  */
 export async function claimCheck(
   records: readonly SinkRecord[],
   options: ClaimCheckOptions,
-): Promise<{ records: SinkRecord[]; moved: number }> {
+): Promise<ClaimChecked> {
   const out = records.slice();
   const large = records.flatMap((record, index) =>
     record.value.length > options.thresholdBytes ? [index] : [],
   );
   let moved = 0;
+  let movedLinks = 0;
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < large.length) {
       const index = large[next++] as number;
-      const rewritten = await moveBody(out[index] as SinkRecord, options.blobStore);
-      if (rewritten) {
-        out[index] = rewritten;
-        moved += 1;
+      const record = out[index] as SinkRecord;
+      const parsed = parseObject(record.value);
+      if (!parsed) continue;
+      let current = parsed;
+      let value = record.value;
+      // The larger part first; the other only if the record is still over the threshold.
+      const parts = [
+        { size: bodySize(parsed), move: moveBody, count: () => (moved += 1) },
+        { size: linksSize(parsed), move: moveLinks, count: () => (movedLinks += 1) },
+      ].sort((a, b) => b.size - a.size);
+      for (const part of parts) {
+        if (part.size === 0 || value.length <= options.thresholdBytes) continue;
+        current = await part.move(current, options.blobStore);
+        value = Buffer.from(JSON.stringify(current));
+        part.count();
       }
+      if (current !== parsed) out[index] = { key: record.key, value };
     }
   };
   await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, large.length) }, worker));
-  return { records: out, moved };
+  return { records: out, moved, movedLinks };
 }
 
-async function moveBody(record: SinkRecord, store: BlobStore): Promise<SinkRecord | null> {
-  const parsed = parseWithBody(record.value);
-  if (!parsed) return null;
-  const base64 = parsed.bodyEncoding === 'base64';
-  const bytes = Buffer.from(parsed.body, base64 ? 'base64' : 'utf8');
-  const blob = await store.putContentAddressed(bytes, {
-    contentType: blobContentType(typeof parsed.contentType === 'string' ? parsed.contentType : null, base64),
-  });
+async function moveBody(record: RecordObject, store: BlobStore): Promise<RecordObject> {
+  const base64 = record.bodyEncoding === 'base64';
+  const bytes = Buffer.from(record.body as string, base64 ? 'base64' : 'utf8');
+  const contentType = typeof record.contentType === 'string' ? record.contentType : null;
+  const blob = await store.putContentAddressed(bytes, { contentType: blobContentType(contentType, base64) });
   const bodyRef: BodyRef = {
     store: store.location.store,
     bucket: store.location.bucket,
@@ -62,20 +80,51 @@ async function moveBody(record: SinkRecord, store: BlobStore): Promise<SinkRecor
     sha256: blob.sha256,
     bytes: blob.bytes,
   };
-  return { key: record.key, value: Buffer.from(JSON.stringify({ ...parsed, body: null, bodyRef })) };
+  return { ...record, body: null, bodyRef };
 }
 
-function parseWithBody(value: Buffer): (BodyFields & Record<string, unknown>) | null {
+async function moveLinks(record: RecordObject, store: BlobStore): Promise<RecordObject> {
+  const lists: LinksBlob = {
+    links: record.links as string[],
+    nofollowLinks: Array.isArray(record.nofollowLinks) ? (record.nofollowLinks as string[]) : [],
+  };
+  const blob = await store.putContentAddressed(Buffer.from(JSON.stringify(lists)), {
+    contentType: 'application/json; charset=utf-8',
+  });
+  const linksRef: LinksRef = {
+    store: store.location.store,
+    bucket: store.location.bucket,
+    key: blob.key,
+    sha256: blob.sha256,
+    bytes: blob.bytes,
+    links: lists.links.length,
+    nofollowLinks: lists.nofollowLinks.length,
+  };
+  return { ...record, links: null, nofollowLinks: null, linksRef };
+}
+
+function parseObject(value: Buffer): RecordObject | null {
   try {
     const parsed: unknown = JSON.parse(value.toString('utf8'));
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
-    const body = (parsed as { body?: unknown }).body;
-    return typeof body === 'string' && body.length > 0
-      ? (parsed as BodyFields & Record<string, unknown>)
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as RecordObject)
       : null;
   } catch {
     return null;
   }
+}
+
+/** About what the body adds to the record (0: none to move). */
+function bodySize(record: RecordObject): number {
+  return typeof record.body === 'string' ? record.body.length : 0;
+}
+
+/** About what the link lists add to the record (0: none to move). */
+function linksSize(record: RecordObject): number {
+  const { links, nofollowLinks } = record;
+  if (!Array.isArray(links) || !links.every((l) => typeof l === 'string')) return 0;
+  const lists = [links, Array.isArray(nofollowLinks) ? nofollowLinks : []];
+  return lists.reduce((sum, list) => sum + list.reduce((n: number, l: string) => n + l.length + 3, 0), 0);
 }
 
 const MIME = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+$/;

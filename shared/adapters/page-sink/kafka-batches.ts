@@ -1,5 +1,3 @@
-import type { Message } from 'kafkajs';
-
 export interface SendLimits {
   /**
    * Bytes per partition in one send. A send carries one record batch per partition, and the broker
@@ -18,15 +16,16 @@ export function messageBytes(message: { key: Buffer; value: Buffer }): number {
 /**
  * Splits one write into as few sends as the broker's size limits allow, keeping the order of the
  * messages (so per key, since a key always maps to one partition). Almost every write is one send;
- * a large write of large pages becomes a few.
+ * a large write of large pages becomes a few, each bounded in bytes (and given its own deadline by
+ * the sink). The messages come back as given (same objects), so callers can carry more in them.
  */
-export function splitIntoSends(
-  messages: readonly { key: Buffer; value: Buffer }[],
+export function splitIntoSends<M extends { key: Buffer; value: Buffer }>(
+  messages: readonly M[],
   partitionOf: (key: Buffer) => number,
   limits: SendLimits,
-): Message[][] {
-  const sends: Message[][] = [];
-  let current: Message[] = [];
+): M[][] {
+  const sends: M[][] = [];
+  let current: M[] = [];
   let requestBytes = 0;
   let perPartition = new Map<number, number>();
   for (const message of messages) {
@@ -42,7 +41,7 @@ export function splitIntoSends(
       requestBytes = 0;
       perPartition = new Map();
     }
-    current.push({ key: message.key, value: message.value });
+    current.push(message);
     requestBytes += bytes;
     perPartition.set(partition, (perPartition.get(partition) ?? 0) + bytes);
   }

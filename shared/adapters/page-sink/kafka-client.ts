@@ -1,4 +1,11 @@
-import { Kafka, logLevel, type LogEntry, type logCreator, type RetryOptions } from 'kafkajs';
+import {
+  Kafka,
+  logLevel,
+  type ISocketFactory,
+  type LogEntry,
+  type logCreator,
+  type RetryOptions,
+} from 'kafkajs';
 import type { Logger } from '../../logger.js';
 
 export interface KafkaClientOptions {
@@ -7,6 +14,10 @@ export interface KafkaClientOptions {
   connectionTimeoutMs?: number;
   /** A request without an answer for this long fails (retriable) instead of waiting on. */
   requestTimeoutMs?: number;
+  /** How long kafkajs itself keeps trying (default KAFKA_RETRY). */
+  retry?: RetryOptions;
+  /** How connections to brokers are opened (default: plain TCP, as kafkajs does). */
+  socketFactory?: ISocketFactory;
   logger: Logger;
 }
 
@@ -41,6 +52,14 @@ export function pinoLogCreator(logger: Logger): logCreator {
  */
 export const KAFKA_RETRY: RetryOptions = { initialRetryTime: 300, maxRetryTime: 5_000, retries: 6 };
 
+/**
+ * The page sink's producers retry little inside kafkajs (one more try, about 0.1 s later, for
+ * connecting and for each send): the sink retries each send itself until the send's deadline,
+ * with the same producer (so the broker still drops a batch it already has), and an abandoned
+ * producer, whose connections are cut, must give up within moments rather than back off for 14 s.
+ */
+export const PRODUCER_RETRY: RetryOptions = { initialRetryTime: 100, maxRetryTime: 500, retries: 1 };
+
 /** The kafkajs client, logging through pino. */
 export function createKafkaClient(options: KafkaClientOptions): Kafka {
   return new Kafka({
@@ -49,7 +68,8 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
     connectionTimeout: options.connectionTimeoutMs ?? 3_000,
     requestTimeout: options.requestTimeoutMs ?? 10_000,
     enforceRequestTimeout: true,
-    retry: KAFKA_RETRY,
+    retry: options.retry ?? KAFKA_RETRY,
+    ...(options.socketFactory ? { socketFactory: options.socketFactory } : {}),
     logLevel: logLevel.WARN,
     logCreator: pinoLogCreator(options.logger.child({ module: 'kafkajs' })),
   });

@@ -1,13 +1,15 @@
-import { Partitioners, type Kafka, type PartitionMetadata, type Producer } from 'kafkajs';
+import { Partitioners, type ISocketFactory, type PartitionMetadata } from 'kafkajs';
 import { StorageError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { BlobStore } from '../../ports/blob-store.js';
 import type { PageSink, SinkRecord } from '../../ports/page-sink.js';
 import { claimCheck } from './claim-check.js';
 import { splitIntoSends } from './kafka-batches.js';
-import { createKafkaClient, KAFKA_RETRY } from './kafka-client.js';
+import { formatKafkaCheckpoint, PartitionEnds } from './kafka-checkpoint.js';
 import { toSinkFailure } from './kafka-errors.js';
-import { ensureTopic } from './kafka-topic.js';
+import { recoverAfter } from './kafka-recovery.js';
+import { closedError, ProducerSlot } from './kafka-producer-slot.js';
+import { createKafkajsTransport, type KafkaTransport } from './kafka-transport.js';
 
 export interface KafkaSinkOptions {
   brokers: readonly string[];
@@ -15,47 +17,93 @@ export interface KafkaSinkOptions {
   clientId?: string;
   /** Partitions of the topic when this sink creates it. */
   partitions?: number;
+  /** Replicas of the topic when this sink creates it (with `min.insync.replicas` of all but one). */
   replicationFactor?: number;
-  /** Where bodies of large records go (the claim check). Not closed by the sink. */
+  /** Where bodies and link lists of large records go (the claim check). Not closed by the sink. */
   blobStore: BlobStore;
-  /** A record larger than this has its body moved to the blob store (default 512 KiB). */
+  /** A record larger than this has its body, then its link lists, moved to the blob store (default 512 KiB). */
   bodyThresholdBytes?: number;
   /** A record still larger than this after the claim check is refused (broker default is 1 MiB). */
   maxMessageBytes?: number;
-  /** A write not confirmed by then fails with a retriable SINK_TIMEOUT (default 30 s). */
+  /** Bytes in one send (one produce request) across partitions (default 16 MiB). */
+  maxRequestBytes?: number;
+  /**
+   * A send not confirmed by then is abandoned and its write fails with a retriable SINK_TIMEOUT
+   * (default 30 s). Each send of a write has its own; connecting is bounded by it too.
+   */
   writeTimeoutMs?: number;
   requestTimeoutMs?: number;
   connectionTimeoutMs?: number;
+  /** `recover` reads at most this many bytes of records (default 256 MiB) ... */
+  maxRecoverBytes?: number;
+  /** ... and for at most this long (default 60 s). */
+  recoverTimeoutMs?: number;
+  /** How connections to brokers are opened (tests route them through a proxy that can stall). */
+  socketFactory?: ISocketFactory;
+  /** Replaces kafkajs (unit tests); `brokers` and the connection settings are then unused. */
+  transport?: KafkaTransport;
   logger: Logger;
 }
+
+interface Outgoing {
+  key: Buffer;
+  value: Buffer;
+  /** The record as the caller gave it. */
+  original: SinkRecord;
+}
+
+const noop = (): void => undefined;
 
 /**
  * Page records into a Kafka topic: one message per record, keyed by its normalised URL, sent with
  * `acks: all` by an idempotent producer; `write` resolves once Kafka confirmed every message (and
- * the blob store every moved body). Writes run one at a time, so per key the order of writes is
- * the order in the topic. Delivery is at-least-once: a write that failed or timed out may still
- * have reached Kafka, and the caller writes it again; `recover` cannot tell, and returns [].
+ * the blob store every moved body and link list), with a checkpoint: where this sink's writes end
+ * in each partition. Writes run one at a time, so per key the order of writes is the order in the
+ * topic.
+ *
+ * A write is split into sends bounded in bytes, each with its own deadline. A send that misses it is
+ * abandoned: its producer's connections are cut, so nothing of it can reach Kafka any more, and the
+ * next write starts only once it has ended, on a new producer. Two writes of the same records never
+ * race. Records a failed write did store (in its earlier sends) are not sent again when the same
+ * record objects are written again. Delivery stays at-least-once: a send abandoned or failed after
+ * the broker appended it is written again. `recover` finds what was written after a checkpoint.
  */
 export class KafkaSink implements PageSink {
-  private readonly kafka: Kafka;
   private readonly logger: Logger;
+  private readonly transport: KafkaTransport;
   private readonly partitioner = Partitioners.DefaultPartitioner();
-  private producer: Producer | null = null;
-  private starting: Promise<Producer> | null = null;
   private partitionMetadata: PartitionMetadata[] = [];
+  private readonly slot: ProducerSlot;
+  private preparing: Promise<void> | null = null;
+  private ends: PartitionEnds | null = null;
+  private wroteAny = false;
+  /** Records a failed write made durable before it failed. */
+  private readonly durable = new WeakSet<SinkRecord>();
   private chain: Promise<unknown> = Promise.resolve();
   private closing: Promise<void> | null = null;
-  private closed = false;
 
   constructor(private readonly options: KafkaSinkOptions) {
     const logger = options.logger.child({ topic: options.topic });
     this.logger = logger.child({ module: 'kafka-sink' });
-    this.kafka = createKafkaClient({
-      brokers: options.brokers,
-      clientId: options.clientId,
-      connectionTimeoutMs: options.connectionTimeoutMs,
-      requestTimeoutMs: options.requestTimeoutMs,
-      logger,
+    this.transport =
+      options.transport ??
+      createKafkajsTransport({
+        brokers: options.brokers,
+        topic: options.topic,
+        clientId: options.clientId,
+        partitions: options.partitions ?? 6,
+        replicationFactor: options.replicationFactor ?? 1,
+        connectionTimeoutMs: options.connectionTimeoutMs,
+        requestTimeoutMs: options.requestTimeoutMs,
+        socketFactory: options.socketFactory,
+        logger,
+      });
+    this.slot = new ProducerSlot({
+      transport: this.transport,
+      prepare: () => this.prepare(),
+      timeoutMs: options.writeTimeoutMs ?? 30_000,
+      topic: options.topic,
+      logger: this.logger,
     });
   }
 
@@ -67,7 +115,7 @@ export class KafkaSink implements PageSink {
   async start(): Promise<void> {
     if (this.closing) throw closedError();
     try {
-      await this.connected();
+      await this.slot.connected();
     } catch (err) {
       throw toSinkFailure(err, this.topic).error;
     }
@@ -76,83 +124,108 @@ export class KafkaSink implements PageSink {
   write(records: readonly SinkRecord[]): Promise<string | null> {
     // Checked at call time: writes made before close() still run, close() waits for them.
     if (this.closing) return Promise.reject(closedError());
-    const run = this.chain.then(() => this.writeWithDeadline(records));
-    this.chain = run.catch(() => undefined);
-    return run;
+    return this.enqueue(() => this.writeNow(records));
   }
 
-  async recover(_checkpoint: string | null): Promise<SinkRecord[]> {
-    return [];
+  /**
+   * The records written to the topic at or after `checkpoint` (see kafka-recovery.ts), with their
+   * link lists read back from the blob store. Reading fails soft: what cannot be read is fetched
+   * again by the crawl, a duplicate at worst.
+   */
+  recover(checkpoint: string | null): Promise<SinkRecord[]> {
+    if (this.closing) return Promise.reject(closedError());
+    return this.enqueue(async () => {
+      const found = await recoverAfter(checkpoint, {
+        topic: this.topic,
+        transport: this.transport,
+        blobStore: this.options.blobStore,
+        prepare: () => this.prepare(),
+        maxBytes: this.options.maxRecoverBytes ?? 256 * 1024 * 1024,
+        timeoutMs: this.options.recoverTimeoutMs ?? 60_000,
+        logger: this.logger,
+      });
+      // Until this sink writes to a partition, its checkpoint keeps that partition's old end: records
+      // found here are settled only once their tasks are leased again.
+      if (found.from && !this.wroteAny) this.ends = new PartitionEnds(found.from);
+      return found.records;
+    });
   }
 
-  /** Waits for the write in progress, then disconnects. Safe to call twice. */
+  /** Waits for the write in progress (and any send it abandoned), then disconnects. Safe to call twice. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.chain;
-      this.closed = true;
-      await this.dropProducer();
+      await this.slot.close();
     })();
     return this.closing;
   }
 
-  private async writeWithDeadline(records: readonly SinkRecord[]): Promise<null> {
-    if (records.length === 0) return null;
-    const timeoutMs = this.options.writeTimeoutMs ?? 30_000;
-    const started = Date.now();
-    const attempt = this.send(records);
-    // An attempt abandoned at the deadline may still fail (or succeed: a duplicate) later.
-    attempt.catch(() => undefined);
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
-        this.logger.warn({ records: records.length, timeoutMs }, 'Kafka did not confirm a write in time');
-        reject(
-          new StorageError(
-            'SINK_TIMEOUT',
-            `Kafka did not confirm ${records.length} records within ${timeoutMs} ms`,
-          ),
-        );
-      }, timeoutMs);
-    });
-    try {
-      await Promise.race([attempt, deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
-    this.logger.debug({ records: records.length, ms: Date.now() - started }, 'records confirmed');
-    return null;
+  /** One operation at a time; after one that abandoned a send, the next waits until it ended. */
+  private enqueue<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(operation);
+    this.chain = run.then(noop, noop).then(() => this.slot.abandonedEnded());
+    return run;
   }
 
-  private async send(records: readonly SinkRecord[]): Promise<void> {
+  private async writeNow(records: readonly SinkRecord[]): Promise<string | null> {
+    if (records.length === 0) return this.checkpoint();
+    const started = Date.now();
+    const pending = records.filter((r) => !this.durable.has(r));
+    const confirmed: SinkRecord[] = [];
     try {
-      const producer = await this.connected();
+      if (pending.length > 0) await this.send(pending, confirmed);
+    } catch (err) {
+      for (const record of confirmed) this.durable.add(record);
+      throw err;
+    }
+    for (const record of records) this.durable.delete(record);
+    this.logger.debug({ records: records.length, ms: Date.now() - started }, 'records confirmed');
+    return this.checkpoint();
+  }
+
+  private checkpoint(): string | null {
+    if (!this.wroteAny || !this.ends) return null;
+    return formatKafkaCheckpoint({ topic: this.topic, ends: this.ends.snapshot() });
+  }
+
+  private async send(records: readonly SinkRecord[], confirmed: SinkRecord[]): Promise<void> {
+    try {
+      // Connected, and the topic's partitions known, before the records are sized for it.
+      await this.slot.connect();
       const checked = await claimCheck(records, {
         blobStore: this.options.blobStore,
         thresholdBytes: this.options.bodyThresholdBytes ?? 512 * 1024,
       });
-      if (checked.moved > 0) this.logger.debug({ moved: checked.moved }, 'bodies moved to the blob store');
+      if (checked.moved + checked.movedLinks > 0) {
+        this.logger.debug(
+          { bodies: checked.moved, linkLists: checked.movedLinks },
+          'moved to the blob store (claim check)',
+        );
+      }
       const maxMessageBytes = this.options.maxMessageBytes ?? 1_000_000;
-      const messages = checked.records.map((r) => ({ key: Buffer.from(r.key), value: r.value }));
+      const messages: Outgoing[] = checked.records.map((r, i) => ({
+        key: Buffer.from(r.key),
+        value: r.value,
+        original: records[i] as SinkRecord,
+      }));
       for (const m of messages) {
         if (m.value.length > maxMessageBytes) {
           throw new StorageError(
             'SINK_RECORD_TOO_LARGE',
-            `record for ${m.key.toString()} is ${m.value.length} bytes without its body; the limit is ${maxMessageBytes}`,
+            `record for ${m.key.toString()} is ${m.value.length} bytes without its body and links; the limit is ${maxMessageBytes}`,
             { retriable: false },
           );
         }
       }
       const sends = splitIntoSends(messages, (key) => this.partitionOf(key), {
         maxPartitionBytes: maxMessageBytes,
-        maxRequestBytes: 16 * 1024 * 1024,
+        maxRequestBytes: this.options.maxRequestBytes ?? 16 * 1024 * 1024,
       });
       for (const batch of sends) {
-        await producer.send({
-          topic: this.topic,
-          acks: -1,
-          timeout: this.options.requestTimeoutMs ?? 10_000,
-          messages: batch,
-        });
+        const answers = await this.slot.send(batch);
+        this.ends?.confirm(answers, this.countByPartition(batch));
+        this.wroteAny = true;
+        for (const m of batch) confirmed.push(m.original);
       }
     } catch (err) {
       const failure = toSinkFailure(err, this.topic);
@@ -161,58 +234,34 @@ export class KafkaSink implements PageSink {
           { code: failure.error.code },
           'Kafka rejected the producer state; starting a new producer',
         );
-        await this.dropProducer();
+        await this.slot.drop();
       }
       throw failure.error;
     }
   }
 
-  private connected(): Promise<Producer> {
-    this.starting ??= this.open().catch((err: unknown) => {
-      this.starting = null;
+  /** The topic, its partition count and where it ends, once. */
+  private prepare(): Promise<void> {
+    this.preparing ??= (async () => {
+      const partitions = await this.transport.prepareTopic();
+      this.partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({
+        partitionErrorCode: 0,
+        partitionId,
+        leader: 0,
+        replicas: [],
+        isr: [],
+      }));
+      const offsets = await this.transport.offsets();
+      if (!this.ends) {
+        const ends: number[] = [];
+        for (const o of offsets) ends[o.partition] = o.high;
+        this.ends = new PartitionEnds(ends);
+      }
+    })().catch((err: unknown) => {
+      this.preparing = null;
       throw err;
     });
-    return this.starting;
-  }
-
-  private async open(): Promise<Producer> {
-    const partitions = await ensureTopic(this.kafka, {
-      topic: this.topic,
-      partitions: this.options.partitions ?? 6,
-      replicationFactor: this.options.replicationFactor ?? 1,
-    });
-    this.partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({
-      partitionErrorCode: 0,
-      partitionId,
-      leader: 0,
-      replicas: [],
-      isr: [],
-    }));
-    const producer = this.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
-      retry: KAFKA_RETRY,
-    });
-    try {
-      await producer.connect();
-      // close() finished meanwhile (it does not wait for a start outside a write): undo.
-      if (this.closed) throw closedError();
-    } catch (err) {
-      await producer.disconnect().catch(() => undefined);
-      throw err;
-    }
-    this.producer = producer;
-    this.logger.info({ partitions }, 'connected to Kafka');
-    return producer;
-  }
-
-  private async dropProducer(): Promise<void> {
-    const producer = this.producer;
-    this.producer = null;
-    this.starting = null;
-    if (producer) await producer.disconnect().catch(() => undefined);
+    return this.preparing;
   }
 
   /** The partition kafkajs will choose (same partitioner, same count), to size each send. */
@@ -220,8 +269,13 @@ export class KafkaSink implements PageSink {
     const partitionMetadata = this.partitionMetadata;
     return this.partitioner({ topic: this.topic, partitionMetadata, message: { key, value: null } });
   }
-}
 
-function closedError(): StorageError {
-  return new StorageError('SINK_CLOSED', 'the page sink is closed', { retriable: false });
+  private countByPartition(batch: readonly Outgoing[]): Map<number, number> {
+    const counts = new Map<number, number>();
+    for (const m of batch) {
+      const partition = this.partitionOf(m.key);
+      counts.set(partition, (counts.get(partition) ?? 0) + 1);
+    }
+    return counts;
+  }
 }
