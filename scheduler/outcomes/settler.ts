@@ -62,7 +62,10 @@ export class Settler {
   private committing: Batch | null = null;
   private running: Promise<void> | null = null;
   private backoffMs = 0;
+  /** close() was called: a failing commit gets one more try, not a backoff loop. */
+  private closing = false;
   private closed = false;
+  private wakeBackoff: (() => void) | null = null;
   private readonly limits: SettlerLimits;
   private readonly clock: () => number;
   private readonly stalls: StallReport;
@@ -165,11 +168,35 @@ export class Settler {
         const batch = takeBatch(this.pending, this.limits.maxBatchBytes);
         this.pendingBytes -= batch.bytes;
         this.committing = batch;
-        await this.commit(batch);
+        const committed = await this.commit(batch);
         this.committing = null;
+        if (!committed) {
+          await this.abandon(batch);
+          return;
+        }
       }
     } finally {
       this.running = null;
+    }
+  }
+
+  /**
+   * Shutting down while outcomes cannot be made durable: they are given up, unacknowledged, so
+   * close() ends. Their leases are handed back (or, if the frontier cannot take even that, expire)
+   * and the tasks are fetched again: a shutdown during a stall costs time, never URLs.
+   */
+  private async abandon(batch: Batch): Promise<void> {
+    const leases = [...batch.outcomes, ...this.pending].map((o) => o.lease);
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.options.logger.warn(
+      { outcomes: leases.length },
+      'shutting down while outcomes cannot be made durable; they are not acknowledged and their tasks will be fetched again',
+    );
+    try {
+      await this.options.frontier.release(leases);
+    } catch (err) {
+      this.options.logger.warn({ err }, 'could not hand the leases back; they expire instead');
     }
   }
 
@@ -189,7 +216,8 @@ export class Settler {
     this.options.logger.info({ dropped }, 'outcomes of lost leases dropped; their tasks come back');
   }
 
-  private async commit(batch: Batch): Promise<void> {
+  /** True once the batch is durable and settled; false when given up at shutdown. */
+  private async commit(batch: Batch): Promise<boolean> {
     let written: { checkpoint: string | null } | null = null;
     for (;;) {
       try {
@@ -203,9 +231,12 @@ export class Settler {
         this.stalls.recovered();
         this.remember(batch, result);
         this.options.onSettled(result, batchCounts(batch));
-        return;
+        return true;
       } catch (err) {
-        if (this.closed) throw err;
+        if (this.closing) {
+          this.options.logger.error({ err }, 'a batch could not be made durable during shutdown');
+          return false;
+        }
         this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 100), MAX_BACKOFF_MS);
         this.stalls.failed(err, {
           step: written === null ? 'page sink' : 'frontier',
@@ -214,7 +245,14 @@ export class Settler {
           backlogBytes: this.backlogBytes,
           retryInMs: this.backoffMs,
         });
-        await new Promise((resolve) => setTimeout(resolve, this.backoffMs));
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.backoffMs);
+          this.wakeBackoff = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeBackoff = null;
       }
     }
   }
@@ -285,7 +323,15 @@ export class Settler {
     while (this.running) await this.running;
   }
 
+  /**
+   * Waits for what was submitted to settle, then takes no more. During a stall, the failing batch
+   * is tried once more at once (its backoff is cut short) and, if that fails too, given up with
+   * everything still waiting (see abandon): close never waits for a disk or a store that may not
+   * come back.
+   */
   async close(): Promise<void> {
+    this.closing = true;
+    this.wakeBackoff?.();
     await this.flush();
     this.closed = true;
   }

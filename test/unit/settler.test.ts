@@ -611,4 +611,21 @@ describe('Settler', () => {
     assert.equal(failure.parentUrl, 'https://a.test/up');
     assert.equal(failure.attempt, 2);
   });
+  test('close during a stall returns: the outcomes are given up unacknowledged, their leases handed back', async () => {
+    const [a, b] = await leaseAll(['https://a.test/a', 'https://a.test/b']);
+    assert.ok(a && b);
+    sink.failNext = 1_000;
+    sink.failWith = () => new StorageError('SINK_DISK_FULL', 'the disk holding /out is full');
+    settler.ack(a, record(a.url), []);
+    await waitFor(() => sink.calls.length >= 2, { timeoutMs: 2_000, message: 'stalled and retrying' });
+    settler.ack(b, record(b.url), []);
+    const started = Date.now();
+    await settler.close();
+    assert.ok(Date.now() - started < 1_000, 'close did not wait out the backoff or the stall');
+    assert.equal(sink.written.length, 0);
+    const stats = await sqlite.stats();
+    assert.equal(stats.done, 0, 'nothing acknowledged');
+    assert.equal(stats.leased, 0, 'the leases were handed back');
+    assert.equal(stats.ready, 2, 'both tasks are fetched again');
+  });
 });
