@@ -12,26 +12,9 @@ import {
   type Outcome,
 } from './outcome-batch.js';
 import type { SeenCache } from './seen-cache.js';
+import { SETTLER_DEFAULTS, type SettlerLimits } from './settler-limits.js';
 import { StallReport } from './stall-report.js';
 import { unwritableRecord } from './unfetched-record.js';
-
-export interface SettlerLimits {
-  /** Outcomes waiting (besides the batch being committed) before `accepting` turns false. */
-  maxBacklog: number;
-  /** Bytes held (records and discovered URLs, waiting or being committed) before `accepting` turns false. */
-  maxBacklogBytes: number;
-  /** Bytes of records one commit hands to the sink at most; a larger record goes alone. */
-  maxBatchBytes: number;
-  /** A stall that lasts is logged again this often (never once per retry). */
-  stallLogIntervalMs: number;
-}
-
-export const SETTLER_DEFAULTS: SettlerLimits = {
-  maxBacklog: 4_000,
-  maxBacklogBytes: 64 * 1024 * 1024,
-  maxBatchBytes: 8 * 1024 * 1024,
-  stallLogIntervalMs: 30_000,
-};
 
 export interface SettlerOptions extends Partial<SettlerLimits> {
   sink: PageSink;
@@ -110,11 +93,6 @@ export class Settler {
   /** False while the backlog is at its bound in count or in bytes: dispatch no new work. */
   get accepting(): boolean {
     return this.backlog < this.limits.maxBacklog && this.backlogBytes < this.limits.maxBacklogBytes;
-  }
-
-  /** Since when outcomes fail to become durable (ms since the epoch), or null. */
-  get stalledSince(): number | null {
-    return this.stalls.stalledSince;
   }
 
   ack(lease: LeaseRef, record: SinkRecord, discovered: NewTask[]): void {

@@ -22,10 +22,6 @@ export class StallReport {
 
   constructor(private readonly options: StallReportOptions) {}
 
-  get stalledSince(): number | null {
-    return this.since;
-  }
-
   failed(err: unknown, context: Record<string, unknown>): void {
     const now = this.options.clock();
     this.since ??= now;
