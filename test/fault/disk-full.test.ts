@@ -1,5 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -91,6 +101,69 @@ describe('a full disk (a real tmpfs)', () => {
         ['https://a.test/0', 'https://a.test/1', 'https://a.test/2', 'https://a.test/3'],
       );
       await sink.close();
+    } finally {
+      disk.unmount();
+    }
+  });
+
+  test('file sink: a full segment whose successor cannot be created still reports its write durable', async () => {
+    // Room for the folder and one segment only: rotating cannot create the next file.
+    const disk = mountTmpfs(join(root, 'inodes'), 2 * MiB, { inodes: 4 });
+    try {
+      const dir = join(disk.dir, 'out');
+      const errors: unknown[] = [];
+      const sink = new FileSink({ dir, segmentBytes: 4096, onError: (err) => errors.push(err) });
+      const filler = join(disk.dir, 'spare');
+      writeFileSync(filler, 'x'); // takes the last inode
+      const full = await sink.write([record('https://a.test/0', 5_000)]);
+      const size = statSync(join(dir, 'pages-000001.jsonl')).size;
+      assert.equal(full, `1:${size}`, 'the write that filled the segment is durable and said so');
+      assert.equal(errors.length, 1, 'the failed rotation is reported, not thrown');
+      await assert.rejects(sink.write([record('https://a.test/1', 100)]), { code: 'SINK_DISK_FULL' });
+      freeDisk(filler);
+      assert.equal(
+        await sink.write([record('https://a.test/1', 100)]),
+        `2:${Buffer.byteLength(JSON.stringify({ url: 'https://a.test/1', outcome: 'ok', pad: 'x'.repeat(100) })) + 1}`,
+      );
+      assert.deepEqual(
+        segmentLines(dir).map((l) => l.url),
+        ['https://a.test/0', 'https://a.test/1'],
+        'each record once',
+      );
+      await sink.close();
+    } finally {
+      disk.unmount();
+    }
+  });
+
+  test('file sink: a compression that fails on a full disk gives its space back and leaves the plain segment', async () => {
+    const disk = mountTmpfs(join(root, 'gzip'), 2 * MiB);
+    try {
+      const dir = join(disk.dir, 'out');
+      const errors: unknown[] = [];
+      const sink = new FileSink({
+        dir,
+        segmentBytes: 64 * 1024,
+        gzip: true,
+        onError: (err) => errors.push(err),
+      });
+      const random = (url: string): SinkRecord => ({
+        key: url,
+        value: Buffer.from(
+          JSON.stringify({ url, outcome: 'ok', pad: randomBytes(60_000).toString('base64') }),
+        ),
+      });
+      // Room for the record (80 KB) but not for it compressed as well (about 60 KB).
+      fillDisk(disk.dir, 100 * 1024);
+      await sink.write([random('https://a.test/0')]); // fills the segment: it is closed and compressed
+      await waitFor(() => errors.length > 0, { timeoutMs: 5_000, message: 'the compression failed' });
+      assert.deepEqual(
+        readdirSync(dir).filter((f) => f.endsWith('.gz.tmp') || f.endsWith('.gz')),
+        [],
+        'no partial .gz left taking space',
+      );
+      assert.ok(readdirSync(dir).includes('pages-000001.jsonl'), 'the plain segment stays');
+      await sink.close().catch(() => undefined);
     } finally {
       disk.unmount();
     }

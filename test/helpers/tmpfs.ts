@@ -3,13 +3,18 @@ import { closeSync, ftruncateSync, mkdirSync, openSync, rmSync, writeSync } from
 import { join } from 'node:path';
 
 /**
- * A real, small filesystem for disk-full tests: a tmpfs of `sizeBytes` mounted at `dir` (root
- * only). `unmount` is safe to call twice; call it in `finally`.
+ * A real, small filesystem for disk-full tests: a tmpfs of `sizeBytes` (and, with `inodes`, room
+ * for that many files and directories, its root included) mounted at `dir` (root only). `unmount` is safe to call twice; call it in `finally`.
  */
-export function mountTmpfs(dir: string, sizeBytes: number): { dir: string; unmount: () => void } {
+export function mountTmpfs(
+  dir: string,
+  sizeBytes: number,
+  options: { inodes?: number } = {},
+): { dir: string; unmount: () => void } {
   mkdirSync(dir, { recursive: true });
+  const mountOptions = [`size=${sizeBytes}`, ...(options.inodes ? [`nr_inodes=${options.inodes}`] : [])];
   try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeBytes}`, 'tmpfs', dir], { stdio: 'pipe' });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', mountOptions.join(','), 'tmpfs', dir], { stdio: 'pipe' });
   } catch (err) {
     throw new Error(`cannot mount a tmpfs at ${dir} (disk-full tests run as root): ${String(err)}`);
   }
