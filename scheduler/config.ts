@@ -14,6 +14,7 @@ import {
 import { hostRulesSchema, parseHostRules } from '../shared/politeness/host-rules.js';
 import type { RefinementCtx } from 'zod';
 import { proxyUrlSchema } from '../shared/protocol/proxy-url.js';
+import { SETTLER_DEFAULTS } from './outcomes/settler-limits.js';
 
 /** Scheduler settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_HOST_DELAY_MS). */
 export const schedulerConfigSchema = z.object({
@@ -87,6 +88,15 @@ export const schedulerConfigSchema = z.object({
   gzip: field.bool().default(false),
   segmentBytes: field.int(1024).default(64 * 1024 * 1024),
   bufferSize: field.int(1).default(2_000),
+  /**
+   * Bytes of outcomes (page records and their links) held while they wait to be made durable, e.g.
+   * while Kafka, MinIO or the disk is down or full; past it no task is dispatched until they drain.
+   */
+  outcomeBacklogBytes: field.int(1024 * 1024).default(SETTLER_DEFAULTS.maxBacklogBytes),
+  /** Bytes of page records one commit hands to the page sink at most (a larger record goes alone). */
+  sinkBatchBytes: field.int(64 * 1024).default(SETTLER_DEFAULTS.maxBatchBytes),
+  /** A stall that lasts (outcomes cannot be made durable) is logged again this often. */
+  stallLogIntervalMs: field.int(1000).default(SETTLER_DEFAULTS.stallLogIntervalMs),
   exitWhenDone: field.bool().default(false),
   /** robots.txt and sitemaps (scheduler/robots; docs/configuration.md). */
   respectRobots: field.bool().default(true),

@@ -15,6 +15,7 @@ import { createLinkFilter } from './outcomes/link-filter.js';
 import { readRecovered, type RecoveredOutcome } from './outcomes/recovered.js';
 import { SeenCache } from './outcomes/seen-cache.js';
 import { Settler } from './outcomes/settler.js';
+import type { SettlerLimits } from './outcomes/settler-limits.js';
 import { startWsServer, type RunningWsServer } from './ws/server.js';
 import type { WsSession } from './ws/session.js';
 import { ProgressMeter, type CrawlProgress, type CrawlSummary } from './progress.js';
@@ -73,6 +74,8 @@ export interface CrawlSchedulerSettings {
   output: string;
   /** robots.txt cache: TTL, retry backoff, size (defaults in scheduler/robots/robots-settings.ts). */
   robots?: Partial<RobotsCacheSettings>;
+  /** Bounds of the outcomes on their way to durability (defaults in scheduler/outcomes/settler.ts). */
+  settler?: Partial<Pick<SettlerLimits, 'maxBacklogBytes' | 'maxBatchBytes' | 'stallLogIntervalMs'>>;
 }
 
 export interface CrawlSchedulerDeps {
@@ -128,6 +131,9 @@ export class CrawlScheduler {
       maxTotal: () => this.job.maxPages,
       seen: new SeenCache(),
       onSettled: (result, counts) => this.onSettled(result, counts),
+      clock: this.clock,
+      ...settings.settler,
+      maxBacklog: settings.bufferSize * 2,
     });
     this.dispatcher = new Dispatcher({
       frontier: deps.frontier,
@@ -138,7 +144,9 @@ export class CrawlScheduler {
       bufferSize: settings.bufferSize,
       perHostBuffer: () => perHostBuffer(this.job),
       intercept: (lease) => this.settleRecovered(lease) || this.robots.intercept(lease),
-      canDispatch: () => this.settler.backlog < settings.bufferSize * 2,
+      // Outcomes that cannot be made durable (a sink, store or disk down or full) pile up to the
+      // settler's bounds, in count and in bytes; then no new work goes out until they drain.
+      canDispatch: () => this.settler.accepting,
       needsRender: () => this.needsRender,
       hold: {
         waitMs: (next, now) => this.robots.waitMs(next, now),
@@ -390,6 +398,8 @@ export class CrawlScheduler {
   private onSettled(result: SettleResult, counts: { acks: number; retries: number; failures: number }): void {
     this.meter.record(counts.acks + counts.failures);
     if (result.accepted > 0 || counts.retries > 0) this.dispatcher.frontierChanged();
+    // The backlog shrank: dispatch may have been held back by it.
+    else this.dispatcher.pump();
   }
 
   private async tick(): Promise<void> {

@@ -105,6 +105,11 @@ export async function main(env: Record<string, string | undefined> = process.env
       leaseMs: config.leaseMs,
       heartbeatMs: config.heartbeatMs,
       bufferSize: config.bufferSize,
+      settler: {
+        maxBacklogBytes: config.outcomeBacklogBytes,
+        maxBatchBytes: config.sinkBatchBytes,
+        stallLogIntervalMs: config.stallLogIntervalMs,
+      },
       robots: {
         ttlMs: config.robotsTtlMs,
         retryMs: config.robotsRetryMs,

@@ -68,6 +68,10 @@ KAFKA_HEAP="${KAFKA_HEAP:--Xmx512m -Xms256m}"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SVC="$ROOT/.services"
+# A git worktree may link .services to the main checkout's: resolve it, so the markers below (which
+# name the data directories) match the processes that checkout started, and `down` from a worktree
+# stops them instead of finding "nothing running" and deleting their PID files.
+if [[ -L $SVC ]]; then SVC="$(cd "$SVC" && pwd -P)"; fi
 CACHE="$ROOT/.cache"
 ALL_SERVICES=(rabbitmq kafka minio postgres)
 

@@ -213,7 +213,10 @@ export class Dispatcher {
     // neither count as buffered work nor are leased again: static work keeps flowing past them.
     const stranded = this.strandedHosts(needsRender);
     const usable = this.buffer.size - stranded.tasks;
+    // Held back (outcomes cannot be made durable): leasing more would only fill the buffer, and on
+    // a full disk each lease fails too.
     if (
+      allowed &&
       usable < this.options.bufferSize / 2 &&
       this.buffer.size < this.options.bufferSize * 2 &&
       now >= this.frontierEmptyUntil

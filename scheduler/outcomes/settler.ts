@@ -1,29 +1,22 @@
-import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Frontier, SettleResult } from '../../shared/ports/frontier.js';
-import type { PageSink, SinkRecord } from '../../shared/ports/page-sink.js';
-import type { Lease, NewTask } from '../../shared/protocol/task.js';
+import { isRecordRefused, type PageSink, type SinkRecord } from '../../shared/ports/page-sink.js';
+import type { NewTask } from '../../shared/protocol/task.js';
+import {
+  batchCounts,
+  outcomeBytes,
+  takeBatch,
+  toSettlement,
+  type Batch,
+  type LeaseRef,
+  type Outcome,
+} from './outcome-batch.js';
 import type { SeenCache } from './seen-cache.js';
-import { unfetchedRecord } from './unfetched-record.js';
+import { SETTLER_DEFAULTS, type SettlerLimits } from './settler-limits.js';
+import { StallReport } from './stall-report.js';
+import { unwritableRecord } from './unfetched-record.js';
 
-type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'>;
-
-/** The smallest valid page record saying a URL's record could not be stored. */
-function unwritableRecord(url: string, err: AppError): SinkRecord {
-  const error = { code: 'RECORD_UNWRITABLE', message: `${err.code}: ${err.message}` };
-  return unfetchedRecord({ url, depth: 0, parentUrl: null, attempt: 1 }, error, Date.now());
-}
-
-interface Batch {
-  records: SinkRecord[];
-  /** Whose record each one is, aligned with `records`. */
-  owners: LeaseRef[];
-  acks: { lease: LeaseRef; discovered: NewTask[] }[];
-  retries: { lease: LeaseRef; delayMs: number; error: string }[];
-  failures: { lease: LeaseRef; error: string }[];
-}
-
-export interface SettlerOptions {
+export interface SettlerOptions extends Partial<SettlerLimits> {
   sink: PageSink;
   frontier: Frontier;
   logger: Logger;
@@ -32,24 +25,48 @@ export interface SettlerOptions {
   /** URLs known to be in the frontier: discovered links found here are not sent again. */
   seen?: SeenCache;
   onSettled: (result: SettleResult, batch: { acks: number; retries: number; failures: number }) => void;
+  clock?: () => number;
 }
 
-const emptyBatch = (): Batch => ({ records: [], owners: [], acks: [], retries: [], failures: [] });
+const MAX_BACKOFF_MS = 10_000;
 
 /**
  * Ack after durability, with group commit: outcomes collect while the previous batch is being
- * made durable; then the batch's records go to the page sink, and only once the sink confirms do
- * the acks, retries, failures and discovered URLs go to the frontier, in one step, with the sink's
- * checkpoint. A failure keeps the batch and tries again: nothing is acked that is not durable.
+ * made durable; then the oldest of them (up to `maxBatchBytes` of records) go to the page sink,
+ * and only once the sink confirms do their acks, retries, failures and discovered URLs go to the
+ * frontier, in one step, with the sink's checkpoint. A failure of the sink or the frontier keeps
+ * the batch and tries again with backoff, reported once per interval: nothing is acked that is
+ * not durable, and while it lasts `accepting` turns false once the backlog reaches its bounds, in
+ * count or in bytes, so the scheduler stops dispatching and memory stays bounded.
  */
 export class Settler {
-  private pending = emptyBatch();
+  private pending: Outcome[] = [];
+  private pendingBytes = 0;
   private committing: Batch | null = null;
   private running: Promise<void> | null = null;
   private backoffMs = 0;
+  /** close() was called: a failing commit gets one more try, not a backoff loop. */
+  private closing = false;
   private closed = false;
+  private wakeBackoff: (() => void) | null = null;
+  private readonly limits: SettlerLimits;
+  private readonly clock: () => number;
+  private readonly stalls: StallReport;
 
-  constructor(private readonly options: SettlerOptions) {}
+  constructor(private readonly options: SettlerOptions) {
+    this.limits = {
+      maxBacklog: options.maxBacklog ?? SETTLER_DEFAULTS.maxBacklog,
+      maxBacklogBytes: options.maxBacklogBytes ?? SETTLER_DEFAULTS.maxBacklogBytes,
+      maxBatchBytes: options.maxBatchBytes ?? SETTLER_DEFAULTS.maxBatchBytes,
+      stallLogIntervalMs: options.stallLogIntervalMs ?? SETTLER_DEFAULTS.stallLogIntervalMs,
+    };
+    this.clock = options.clock ?? Date.now;
+    this.stalls = new StallReport({
+      logger: options.logger,
+      clock: this.clock,
+      intervalMs: this.limits.stallLogIntervalMs,
+    });
+  }
 
   private maxTotal(): number {
     const { maxTotal } = this.options;
@@ -58,52 +75,64 @@ export class Settler {
 
   /** Leases whose outcome is on its way to durability: still held, so still to be renewed. */
   heldLeases(): LeaseRef[] {
-    const leases: LeaseRef[] = [];
-    for (const batch of [this.pending, this.committing]) {
-      if (!batch) continue;
-      for (const item of [...batch.acks, ...batch.retries, ...batch.failures]) leases.push(item.lease);
-    }
+    const leases = this.pending.map((o) => o.lease);
+    for (const o of this.committing?.outcomes ?? []) leases.push(o.lease);
     return leases;
   }
 
-  /** Outcomes waiting to be made durable (for backpressure). */
+  /** Outcomes waiting for the next commit (the batch being committed is not counted). */
   get backlog(): number {
-    return this.pending.acks.length + this.pending.retries.length + this.pending.failures.length;
+    return this.pending.length;
+  }
+
+  /** Bytes held by outcomes not yet settled, the batch being committed included. */
+  get backlogBytes(): number {
+    return this.pendingBytes + (this.committing?.bytes ?? 0);
+  }
+
+  /** False while the backlog is at its bound in count or in bytes: dispatch no new work. */
+  get accepting(): boolean {
+    return this.backlog < this.limits.maxBacklog && this.backlogBytes < this.limits.maxBacklogBytes;
   }
 
   ack(lease: LeaseRef, record: SinkRecord, discovered: NewTask[]): void {
-    this.pending.records.push(record);
-    this.pending.owners.push(lease);
-    this.pending.acks.push({ lease, discovered: this.unseen(discovered) });
-    this.kick();
+    this.add('ack', lease, record, this.unseen(discovered));
   }
 
   /** Settle a lease whose record is already durable (found by recovery after a crash). */
   ackRecovered(lease: LeaseRef, discovered: NewTask[]): void {
-    this.pending.acks.push({ lease, discovered: this.unseen(discovered) });
+    this.add('ack', lease, null, this.unseen(discovered));
+  }
+
+  fail(lease: LeaseRef, record: SinkRecord, error: string): void {
+    this.add('fail', lease, record, [], error);
+  }
+
+  failRecovered(lease: LeaseRef, error: string): void {
+    this.add('fail', lease, null, [], error);
+  }
+
+  retry(lease: LeaseRef, delayMs: number, error: string): void {
+    this.add('retry', lease, null, [], error, delayMs);
+  }
+
+  private add(
+    kind: Outcome['kind'],
+    lease: LeaseRef,
+    record: SinkRecord | null,
+    discovered: NewTask[],
+    error = '',
+    delayMs = 0,
+  ): void {
+    const bytes = outcomeBytes(record, discovered);
+    this.pending.push({ kind, lease, record, discovered, error, delayMs, bytes });
+    this.pendingBytes += bytes;
     this.kick();
   }
 
   private unseen(discovered: NewTask[]): NewTask[] {
     const seen = this.options.seen;
     return seen ? discovered.filter((task) => !seen.has(task.url)) : discovered;
-  }
-
-  fail(lease: LeaseRef, record: SinkRecord, error: string): void {
-    this.pending.records.push(record);
-    this.pending.owners.push(lease);
-    this.pending.failures.push({ lease, error });
-    this.kick();
-  }
-
-  failRecovered(lease: LeaseRef, error: string): void {
-    this.pending.failures.push({ lease, error });
-    this.kick();
-  }
-
-  retry(lease: LeaseRef, delayMs: number, error: string): void {
-    this.pending.retries.push({ lease, delayMs, error });
-    this.kick();
   }
 
   private kick(): void {
@@ -113,12 +142,16 @@ export class Settler {
 
   private async drain(): Promise<void> {
     try {
-      while (this.backlog > 0 || this.pending.records.length > 0) {
-        const batch = this.pending;
-        this.pending = emptyBatch();
+      while (this.pending.length > 0) {
+        const batch = takeBatch(this.pending, this.limits.maxBatchBytes);
+        this.pendingBytes -= batch.bytes;
         this.committing = batch;
-        await this.commit(batch);
+        const committed = await this.commit(batch);
         this.committing = null;
+        if (!committed) {
+          await this.abandon(batch);
+          return;
+        }
       }
     } finally {
       this.running = null;
@@ -126,115 +159,141 @@ export class Settler {
   }
 
   /**
+   * Shutting down while outcomes cannot be made durable: they are given up, unacknowledged, so
+   * close() ends. Their leases are handed back (or, if the frontier cannot take even that, expire)
+   * and the tasks are fetched again: a shutdown during a stall costs time, never URLs.
+   */
+  private async abandon(batch: Batch): Promise<void> {
+    const leases = [...batch.outcomes, ...this.pending].map((o) => o.lease);
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.options.logger.warn(
+      { outcomes: leases.length },
+      'shutting down while outcomes cannot be made durable; they are not acknowledged and their tasks will be fetched again',
+    );
+    try {
+      await this.options.frontier.release(leases);
+    } catch (err) {
+      this.options.logger.warn({ err }, 'could not hand the leases back; they expire instead');
+    }
+  }
+
+  /**
    * Drops outcomes whose lease died meanwhile (a broker connection went away): the frontier hands
    * their tasks out again by itself and would ignore their settlement, so writing their records now
-   * would only put duplicates in the sink.
+   * would only put duplicates in the sink. By lease, not task: two copies of one task (a
+   * redelivery) can share a batch, one dead.
    */
   private pruneDead(batch: Batch): void {
     const live = this.options.frontier.isLeaseLive?.bind(this.options.frontier);
     if (!live) return;
-    const dead = new Set<string>();
-    const keep = <T extends { lease: LeaseRef }>(items: T[]): T[] =>
-      items.filter((item) => {
-        if (live(item.lease)) return true;
-        // By lease, not task: two copies of one task (a redelivery) can share a batch, one dead.
-        dead.add(item.lease.leaseId);
-        return false;
-      });
-    batch.acks = keep(batch.acks);
-    batch.retries = keep(batch.retries);
-    batch.failures = keep(batch.failures);
-    if (dead.size === 0) return;
-    const records: SinkRecord[] = [];
-    const owners: LeaseRef[] = [];
-    for (const [i, owner] of batch.owners.entries()) {
-      if (dead.has(owner.leaseId)) continue;
-      owners.push(owner);
-      records.push(batch.records[i] as SinkRecord);
-    }
-    batch.records = records;
-    batch.owners = owners;
-    this.options.logger.info(
-      { dropped: dead.size },
-      'outcomes of lost leases dropped; their tasks come back',
-    );
+    const before = batch.outcomes.length;
+    batch.outcomes = batch.outcomes.filter((o) => live(o.lease));
+    const dropped = before - batch.outcomes.length;
+    if (dropped === 0) return;
+    this.options.logger.info({ dropped }, 'outcomes of lost leases dropped; their tasks come back');
   }
 
-  private async commit(batch: Batch): Promise<void> {
+  /** True once the batch is durable and settled; false when given up at shutdown. */
+  private async commit(batch: Batch): Promise<boolean> {
     let written: { checkpoint: string | null } | null = null;
     for (;;) {
       try {
         // Once the sink confirmed the records, a retry only repeats the settle: no duplicate writes.
-        if (written === null) this.pruneDead(batch);
+        if (written === null && batch.recordsWritten === 0) this.pruneDead(batch);
         written ??= { checkpoint: await this.writeRecords(batch) };
-        const checkpoint = written.checkpoint;
-        const result = await this.options.frontier.settle({
-          acks: batch.acks,
-          retries: batch.retries,
-          failures: batch.failures,
-          maxTotal: this.maxTotal() > 0 ? this.maxTotal() : undefined,
-          ...(checkpoint === null ? {} : { checkpoint }),
-        });
-        this.backoffMs = 0;
-        // Remember discovered URLs only when every settlement applied: a stale ack pushes none of its
-        // links, and caching them would hide them for good when its page is fetched again.
-        const seen = this.options.seen;
-        const settled = batch.acks.length + batch.retries.length + batch.failures.length;
-        if (seen && result.applied === settled) {
-          for (const ack of batch.acks) for (const task of ack.discovered) seen.add(task.url);
-        }
-        this.options.onSettled(result, {
-          acks: batch.acks.length,
-          retries: batch.retries.length,
-          failures: batch.failures.length,
-        });
-        return;
-      } catch (err) {
-        if (this.closed) throw err;
-        this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 100), 10_000);
-        this.options.logger.error(
-          { err, records: batch.records.length, retryInMs: this.backoffMs },
-          'could not make a batch durable; keeping it and trying again',
+        const result = await this.options.frontier.settle(
+          toSettlement(batch, written.checkpoint, this.maxTotal()),
         );
-        await new Promise((resolve) => setTimeout(resolve, this.backoffMs));
+        this.backoffMs = 0;
+        this.stalls.recovered();
+        this.remember(batch, result);
+        this.options.onSettled(result, batchCounts(batch));
+        return true;
+      } catch (err) {
+        if (this.closing) {
+          this.options.logger.error({ err }, 'a batch could not be made durable during shutdown');
+          return false;
+        }
+        this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 100), MAX_BACKOFF_MS);
+        this.stalls.failed(err, {
+          step: written === null ? 'page sink' : 'frontier',
+          outcomes: batch.outcomes.length,
+          backlog: this.backlog,
+          backlogBytes: this.backlogBytes,
+          retryInMs: this.backoffMs,
+        });
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.backoffMs);
+          this.wakeBackoff = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeBackoff = null;
       }
     }
   }
 
   /**
-   * Writes the batch's records. A sink that refuses a record for good (too large for Kafka, say)
-   * fails only that record: the batch is written record by record, and a refused one is replaced by
-   * a small failure record so its URL still ends with an outcome, and it is settled as failed.
+   * Remembers the discovered URLs only when every settlement applied and none was refused at the
+   * page cap: a stale ack pushes none of its links, and a URL refused at the cap is not in the
+   * frontier; caching either would hide it for good (when the page is fetched again, or when the
+   * crawl is given a higher cap).
+   */
+  private remember(batch: Batch, result: SettleResult): void {
+    const seen = this.options.seen;
+    if (!seen || result.applied !== batch.outcomes.length || result.capped === true) return;
+    for (const o of batch.outcomes) for (const task of o.discovered) seen.add(task.url);
+  }
+
+  /**
+   * Writes the batch's records. A sink that refuses a record for good (too large for Kafka even
+   * after the claim check) fails only that record: the batch is written record by record, and a
+   * refused one is replaced by a small failure record so its URL still ends with an outcome; it is
+   * settled as failed, and the URLs its page discovered are still pushed. Any other failure (the
+   * sink or its blob store down, full, or refusing our credentials) is thrown: the batch waits.
    */
   private async writeRecords(batch: Batch): Promise<string | null> {
-    try {
-      return await this.options.sink.write(batch.records);
-    } catch (err) {
-      if (!(err instanceof AppError) || err.retriable) throw err;
-      this.options.logger.warn({ err }, 'the sink refused a batch for good; writing its records one by one');
-    }
-    let checkpoint: string | null = null;
-    for (const [i, record] of batch.records.entries()) {
+    const withRecords = batch.outcomes.filter((o) => o.record !== null);
+    if (!batch.oneByOne) {
       try {
-        checkpoint = await this.options.sink.write([record]);
+        return await this.options.sink.write(withRecords.map((o) => o.record as SinkRecord));
       } catch (err) {
-        if (!(err instanceof AppError) || err.retriable) throw err;
-        const owner = batch.owners[i] as LeaseRef;
-        const reason = `${err.code}: ${err.message}`;
-        this.options.logger.error(
-          { url: record.key, code: err.code },
-          'record refused by the sink; recording a failure',
+        if (!isRecordRefused(err)) throw err;
+        this.options.logger.warn(
+          { err },
+          'the sink refused a batch for good; writing its records one by one',
         );
-        batch.records[i] = unwritableRecord(record.key, err);
-        checkpoint = await this.options.sink.write([batch.records[i] as SinkRecord]);
-        const ackIndex = batch.acks.findIndex((a) => a.lease.leaseId === owner.leaseId);
-        if (ackIndex >= 0) batch.acks.splice(ackIndex, 1);
-        if (!batch.failures.some((f) => f.lease.leaseId === owner.leaseId)) {
-          batch.failures.push({ lease: owner, error: reason });
-        }
+        batch.oneByOne = true;
       }
     }
-    return checkpoint;
+    for (let i = batch.recordsWritten; i < withRecords.length; i++) {
+      const outcome = withRecords[i] as Outcome;
+      const record = outcome.record as SinkRecord;
+      try {
+        batch.checkpoint = await this.options.sink.write([record]);
+      } catch (err) {
+        if (!isRecordRefused(err)) throw err;
+        this.options.logger.error(
+          {
+            url: record.key,
+            code: err.code,
+            bytes: record.value.length,
+            discovered: outcome.discovered.length,
+          },
+          'record refused by the sink; recording a failure (the URLs it discovered are still queued)',
+        );
+        outcome.record = unwritableRecord(record, err, this.clock());
+        batch.checkpoint = await this.options.sink.write([outcome.record]);
+        if (outcome.kind === 'ack') {
+          outcome.kind = 'fail';
+          outcome.error = `${err.code}: ${err.message}`;
+        }
+      }
+      batch.recordsWritten = i + 1;
+    }
+    return batch.checkpoint;
   }
 
   /** Wait until everything submitted so far is settled. */
@@ -242,7 +301,15 @@ export class Settler {
     while (this.running) await this.running;
   }
 
+  /**
+   * Waits for what was submitted to settle, then takes no more. During a stall, the failing batch
+   * is tried once more at once (its backoff is cut short) and, if that fails too, given up with
+   * everything still waiting (see abandon): close never waits for a disk or a store that may not
+   * come back.
+   */
   async close(): Promise<void> {
+    this.closing = true;
+    this.wakeBackoff?.();
     await this.flush();
     this.closed = true;
   }

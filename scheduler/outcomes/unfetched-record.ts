@@ -39,3 +39,29 @@ export function unfetchedRecord(
   };
   return { key: lease.url, value: Buffer.from(JSON.stringify(record)) };
 }
+
+/**
+ * The record written instead of one the sink refuses for good (too large even after the claim
+ * check): a small failed record (RECORD_UNWRITABLE) for the same URL, keeping the depth, parent and
+ * attempt of the refused one when it can be read.
+ */
+export function unwritableRecord(
+  refused: SinkRecord,
+  reason: { code: string; message: string },
+  now: number,
+): SinkRecord {
+  let fields: { depth?: unknown; parentUrl?: unknown; attempt?: unknown } = {};
+  try {
+    fields = JSON.parse(refused.value.toString('utf8')) as typeof fields;
+  } catch {
+    // Not JSON: the defaults below.
+  }
+  const lease = {
+    url: refused.key,
+    depth: typeof fields.depth === 'number' ? fields.depth : 0,
+    parentUrl: typeof fields.parentUrl === 'string' ? fields.parentUrl : null,
+    attempt: typeof fields.attempt === 'number' ? fields.attempt : 1,
+  };
+  const error = { code: 'RECORD_UNWRITABLE', message: `${reason.code}: ${reason.message}` };
+  return unfetchedRecord(lease, error, now);
+}

@@ -71,8 +71,15 @@ export interface Settlement {
   acks: readonly { lease: Pick<Lease, 'taskId' | 'leaseId'>; discovered?: readonly NewTask[] }[];
   /** Try again after `delayMs` (0: at once), as attempt + 1. */
   retries: readonly { lease: Pick<Lease, 'taskId' | 'leaseId'>; delayMs: number; error: string }[];
-  /** Final failure, its record durable in the page sink. */
-  failures: readonly { lease: Pick<Lease, 'taskId' | 'leaseId'>; error: string }[];
+  /**
+   * Final failure, its record durable in the page sink. `discovered` (links of a page fetched
+   * whole whose record could not be stored) are pushed in the same step, as an ack's are.
+   */
+  failures: readonly {
+    lease: Pick<Lease, 'taskId' | 'leaseId'>;
+    error: string;
+    discovered?: readonly NewTask[];
+  }[];
   /** Limit for discovered tasks, as PushOptions.maxTotal. */
   maxTotal?: number;
   /** Opaque position in the page sink, stored atomically with this settlement. */
@@ -84,6 +91,12 @@ export interface SettleResult {
   applied: number;
   /** Discovered tasks newly accepted. */
   accepted: number;
+  /**
+   * True when `maxTotal` kept out a discovered URL the frontier did not already have: it was
+   * refused, not seen, and a crawl given a higher cap later must still be able to queue it. Absent
+   * (or false) when every discovered URL of the applied settlements was accepted or already known.
+   */
+  capped?: boolean;
 }
 
 export interface FrontierStats {

@@ -200,8 +200,72 @@ export function frontierSettleCases(define: DefineCase): void {
         failures: [],
         maxTotal: 5,
       });
-      assert.deepEqual(result, { applied: 2, accepted: 3 });
+      assert.deepEqual(result, { applied: 2, accepted: 3, capped: true });
       assert.equal((await frontier.stats()).total, 5);
+    });
+
+    define(
+      'capped only when the cap kept out a URL the frontier did not have, so seen-caches can trust it',
+      async ({ frontier }) => {
+        await frontier.push(tasks('https://a.test/', 3));
+        const [l0, l1, l2] = await frontier.lease(3);
+        assert.ok(l0 && l1 && l2);
+        // At the cap, but every discovered URL is already known (or repeated): nothing was refused.
+        const known = await frontier.settle({
+          acks: [{ lease: ref(l0), discovered: [task('https://a.test/1'), task('https://a.test/2')] }],
+          retries: [],
+          failures: [],
+          maxTotal: 3,
+        });
+        assert.deepEqual(known, { applied: 1, accepted: 0 });
+        // Room for one: the second new URL is refused, and the result says so.
+        const cut = await frontier.settle({
+          acks: [
+            {
+              lease: ref(l1),
+              discovered: [task('https://b.test/new'), task('https://b.test/new'), task('https://a.test/0')],
+            },
+          ],
+          retries: [],
+          failures: [],
+          maxTotal: 4,
+        });
+        assert.deepEqual(cut, { applied: 1, accepted: 1 }, 'a repeat of the accepted URL is not refused');
+        const refused = await frontier.settle({
+          acks: [{ lease: ref(l2), discovered: [task('https://a.test/0'), task('https://b.test/later')] }],
+          retries: [],
+          failures: [],
+          maxTotal: 4,
+        });
+        assert.deepEqual(refused, { applied: 1, accepted: 0, capped: true });
+        // With a higher cap the refused URL is accepted: nothing remembered it as seen.
+        assert.deepEqual(urls(await frontier.push([task('https://b.test/later')], { maxTotal: 10 })), [
+          'https://b.test/later',
+        ]);
+        await assertStatsAddUp(frontier);
+      },
+    );
+
+    define('a failure pushes the tasks it discovered in the same step', async ({ frontier }) => {
+      await frontier.push(tasks('https://a.test/', 1));
+      const [l0] = await frontier.lease(1);
+      assert.ok(l0);
+      const result = await frontier.settle({
+        acks: [],
+        retries: [],
+        failures: [
+          {
+            lease: ref(l0),
+            error: 'RECORD_UNWRITABLE: too large',
+            discovered: [task('https://b.test/1'), task('https://b.test/2')],
+          },
+        ],
+      });
+      assert.deepEqual(result, { applied: 1, accepted: 2 });
+      const s = await frontier.stats();
+      assert.equal(s.failed, 1);
+      assert.equal(s.total, 3);
+      assert.deepEqual(urls(await frontier.lease(10)).sort(), ['https://b.test/1', 'https://b.test/2']);
     });
 
     define('a settlement with an invalid task is rejected and applies nothing', async ({ frontier }) => {

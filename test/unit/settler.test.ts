@@ -13,6 +13,7 @@ import type { Frontier, SettleResult, Settlement } from '../../shared/ports/fron
 import type { PageSink, SinkRecord } from '../../shared/ports/page-sink.js';
 import type { Lease, NewTask } from '../../shared/protocol/task.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { pino } from 'pino';
 
 /** An in-memory page sink whose writes can be held open or made to fail. */
 class FakeSink implements PageSink {
@@ -20,6 +21,8 @@ class FakeSink implements PageSink {
   /** Records of every write call, including failed ones. */
   readonly calls: (readonly SinkRecord[])[] = [];
   failNext = 0;
+  /** What the failing writes throw. */
+  failWith: () => Error = () => new StorageError('SINK_IO', 'disk on fire');
   /** Keys whose records this sink refuses for good (like Kafka refusing an oversized message). */
   refuse = new Set<string>();
   private hold: Promise<void> | null = null;
@@ -39,7 +42,7 @@ class FakeSink implements PageSink {
     if (this.hold) await this.hold;
     if (this.failNext > 0) {
       this.failNext -= 1;
-      throw new StorageError('SINK_IO', 'disk on fire');
+      throw this.failWith();
     }
     const refused = records.find((r) => this.refuse.has(r.key) && r.value.includes('"outcome":"ok"'));
     if (refused)
@@ -323,7 +326,9 @@ describe('Settler', () => {
     assert.equal(stats.done, 1);
     assert.equal(stats.failed, 1);
     assert.equal(stats.leased, 0, 'nothing left hanging');
-    assert.equal(stats.total, 3, 'only the good page’s link was queued');
+    assert.equal(stats.total, 4, 'the links of both pages were queued, the refused one’s included');
+    const queued = (await sqlite.lease(10)).map((l) => l.url).sort();
+    assert.deepEqual(queued, ['https://a.test/from-bad', 'https://a.test/from-good']);
   });
 
   test('outcomes of leases the frontier reports dead are dropped: no record, no settlement', async () => {
@@ -406,5 +411,221 @@ describe('Settler', () => {
     await settler.flush();
     assert.equal(sink.calls.length, 1, 'nothing written after close');
     assert.equal((await sqlite.stats()).leased, 1);
+  });
+  test('URLs refused at the page cap are not remembered: a higher cap later queues them', async () => {
+    const seen = new SeenCache();
+    let cap = 3;
+    settler = new Settler({
+      sink,
+      frontier,
+      logger: silentLogger(),
+      maxTotal: () => cap,
+      seen,
+      onSettled: (result, counts) => settled.push({ result, ...counts }),
+    });
+    const [home, other] = await leaseAll(['https://a.test/', 'https://a.test/other']);
+    assert.ok(home && other);
+    const links = ['https://a.test/1', 'https://a.test/2', 'https://a.test/3'].map((u) => newTask(u, 1));
+    settler.ack(home, record(home.url), links);
+    await settler.flush();
+    assert.equal((await sqlite.stats()).total, 3, 'the cap let one link in');
+    assert.equal(settled[0]?.result.capped, true, 'the frontier says the cap cut the list');
+    assert.equal(seen.has('https://a.test/2'), false, 'a refused URL is not seen');
+    assert.equal(seen.has('https://a.test/3'), false);
+
+    // The crawl is given a higher cap; another page links to the refused URLs.
+    cap = 10;
+    settler.ack(other, record(other.url), links);
+    await settler.flush();
+    const stats = await sqlite.stats();
+    assert.equal(stats.total, 5, 'the URLs refused before are queued now');
+    assert.notEqual(settled[1]?.result.capped, true);
+    for (const url of ['https://a.test/1', 'https://a.test/2', 'https://a.test/3']) {
+      assert.ok(seen.has(url), `${url} is seen once the frontier has it`);
+    }
+  });
+
+  test('known links are still remembered at the cap when none of them was refused', async () => {
+    const seen = new SeenCache();
+    settler = new Settler({ sink, frontier, logger: silentLogger(), maxTotal: 2, seen, onSettled: () => {} });
+    const [a, b] = await leaseAll(['https://a.test/', 'https://a.test/b']);
+    assert.ok(a && b);
+    settler.ack(a, record(a.url), [newTask('https://a.test/b', 1)]);
+    await settler.flush();
+    assert.equal(frontier.settles.length, 1);
+    assert.ok(seen.has('https://a.test/b'), 'a URL the frontier already had is seen, cap or not');
+  });
+
+  test('the backlog is bounded in bytes: accepting turns false, and true again once settled', async () => {
+    settler = new Settler({
+      sink,
+      frontier,
+      logger: silentLogger(),
+      maxTotal: 0,
+      maxBacklogBytes: 300_000,
+      onSettled: () => {},
+    });
+    const leases = await leaseAll(['https://a.test/1', 'https://a.test/2', 'https://a.test/3']);
+    const big = (url: string): SinkRecord => ({
+      key: url,
+      value: Buffer.from(JSON.stringify({ url, outcome: 'ok', body: 'x'.repeat(120_000) })),
+    });
+    const release = sink.holdWrites();
+    const [first, second, third] = leases;
+    assert.ok(first && second && third);
+    settler.ack(first, big(first.url), []);
+    assert.ok(settler.accepting, 'one large outcome is under the bound');
+    settler.ack(second, big(second.url), []);
+    assert.ok(settler.accepting, 'two are under the bound');
+    settler.ack(third, big(third.url), []);
+    assert.equal(settler.accepting, false, 'three reach it: dispatch stops, far below the count bound');
+    assert.ok(settler.backlogBytes >= 360_000);
+    await waitFor(() => sink.calls.length === 1, { timeoutMs: 2_000, message: 'write started' });
+    assert.equal(settler.accepting, false, 'the batch being committed still counts');
+    release();
+    await settler.flush();
+    assert.ok(settler.accepting);
+    assert.equal(settler.backlogBytes, 0);
+    assert.equal((await sqlite.stats()).done, 3);
+  });
+
+  test('a commit hands the sink at most maxBatchBytes of records; the rest goes next', async () => {
+    settler = new Settler({
+      sink,
+      frontier,
+      logger: silentLogger(),
+      maxTotal: 0,
+      maxBatchBytes: 250_000,
+      onSettled: () => {},
+    });
+    const urls = Array.from({ length: 5 }, (_, i) => `https://a.test/${i}`);
+    const leases = await leaseAll(urls);
+    const release = sink.holdWrites();
+    for (const lease of leases) {
+      settler.ack(
+        lease,
+        { key: lease.url, value: Buffer.from(`{"url":"${lease.url}","b":"${'y'.repeat(100_000)}"}`) },
+        [],
+      );
+    }
+    release();
+    await settler.flush();
+    assert.deepEqual(
+      sink.calls.map((c) => c.length),
+      [2, 2, 1],
+      'two records of 100 KB per commit',
+    );
+    assert.equal((await sqlite.stats()).done, 5);
+    const huge = await leaseAll(['https://a.test/huge']);
+    settler.ack(huge[0] as Lease, { key: 'https://a.test/huge', value: Buffer.alloc(400_000, 0x20) }, []);
+    await settler.flush();
+    assert.equal(sink.calls.at(-1)?.length, 1, 'a record larger than the bound goes alone');
+  });
+
+  test('a blob store that refuses our credentials stalls the crawl; it never fails pages', async () => {
+    const lines: { msg: string; code?: string }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    let now = 1_000_000;
+    settler = new Settler({
+      sink,
+      frontier,
+      logger,
+      maxTotal: 0,
+      clock: () => now,
+      stallLogIntervalMs: 30_000,
+      onSettled: (result, counts) => settled.push({ result, ...counts }),
+    });
+    const [page] = await leaseAll(['https://a.test/large']);
+    assert.ok(page);
+    sink.failNext = 4;
+    sink.failWith = () =>
+      new StorageError(
+        'BLOB_STORE_AUTH',
+        'cannot store blob: S3 at http://127.0.0.1:9000 refused the credentials',
+        {
+          retriable: false,
+        },
+      );
+    settler.ack(page, record(page.url), [newTask('https://a.test/child', 1)]);
+    await waitFor(() => sink.calls.length >= 3, { timeoutMs: 5_000, message: 'retries under way' });
+    now += 40_000; // the stall outlasts one report interval
+    await settler.flush();
+    assert.equal(sink.calls.length, 5, 'the same batch was tried until the store took it');
+    assert.ok(sink.calls.every((call) => call.length === 1 && call[0]?.key === page.url));
+    const written = JSON.parse(sink.written[0]?.value.toString() ?? '{}') as { outcome?: string };
+    assert.equal(written.outcome, 'ok', 'the page record itself, not a failure record');
+    const stats = await sqlite.stats();
+    assert.equal(stats.done, 1);
+    assert.equal(stats.failed, 0);
+    assert.equal(stats.total, 2, 'its link was queued');
+    const stalls = lines.filter((l) => l.code === 'BLOB_STORE_AUTH');
+    assert.equal(
+      stalls.length,
+      2,
+      'logged when the stall began and once more after the interval, not per retry',
+    );
+    assert.match(stalls[0]?.msg ?? '', /refused the credentials/);
+    assert.ok(
+      lines.some((l) => /durable again/.test(l.msg)),
+      'the end of the stall is logged',
+    );
+  });
+
+  test('after a retriable failure mid-way through one-by-one writes, written records are not written again', async () => {
+    const [a, b, c] = await leaseAll(['https://a.test/a', 'https://a.test/b', 'https://a.test/c']);
+    assert.ok(a && b && c);
+    sink.refuse.add(c.url);
+    const original = sink.write.bind(sink);
+    let failOnce = true;
+    sink.write = async (records) => {
+      // The whole batch is refused (c is too large); then a's write works, b's fails once (Kafka
+      // blinked), and the retry must go on with b.
+      if (records.length === 1 && records[0]?.key === b.url && failOnce) {
+        failOnce = false;
+        sink.calls.push(records);
+        throw new StorageError('SINK_UNAVAILABLE', 'Kafka is unavailable');
+      }
+      return original(records);
+    };
+    for (const lease of [a, b, c]) settler.ack(lease, record(lease.url), []);
+    await settler.flush();
+    const keys = sink.written.map((r) => r.key);
+    assert.deepEqual(keys, [a.url, b.url, c.url], 'each URL written once, c as a failure record');
+    const stats = await sqlite.stats();
+    assert.equal(stats.done, 2);
+    assert.equal(stats.failed, 1);
+  });
+
+  test('the refused record’s failure record keeps its depth and parent', async () => {
+    const [lease] = await leaseAll(['https://a.test/deep']);
+    assert.ok(lease);
+    sink.refuse.add(lease.url);
+    const value = Buffer.from(
+      JSON.stringify({ url: lease.url, outcome: 'ok', depth: 3, parentUrl: 'https://a.test/up', attempt: 2 }),
+    );
+    settler.ack(lease, { key: lease.url, value }, []);
+    await settler.flush();
+    const failure = JSON.parse(sink.written[0]?.value.toString() ?? '{}') as Record<string, unknown>;
+    assert.equal(failure.outcome, 'failed');
+    assert.equal(failure.depth, 3);
+    assert.equal(failure.parentUrl, 'https://a.test/up');
+    assert.equal(failure.attempt, 2);
+  });
+  test('close during a stall returns: the outcomes are given up unacknowledged, their leases handed back', async () => {
+    const [a, b] = await leaseAll(['https://a.test/a', 'https://a.test/b']);
+    assert.ok(a && b);
+    sink.failNext = 1_000;
+    sink.failWith = () => new StorageError('SINK_DISK_FULL', 'the disk holding /out is full');
+    settler.ack(a, record(a.url), []);
+    await waitFor(() => sink.calls.length >= 2, { timeoutMs: 2_000, message: 'stalled and retrying' });
+    settler.ack(b, record(b.url), []);
+    const started = Date.now();
+    await settler.close();
+    assert.ok(Date.now() - started < 1_000, 'close did not wait out the backoff or the stall');
+    assert.equal(sink.written.length, 0);
+    const stats = await sqlite.stats();
+    assert.equal(stats.done, 0, 'nothing acknowledged');
+    assert.equal(stats.leased, 0, 'the leases were handed back');
+    assert.equal(stats.ready, 2, 'both tasks are fetched again');
   });
 });

@@ -15,7 +15,7 @@ import {
   type ContentAddressedBlob,
   type PutOptions,
 } from '../../ports/blob-store.js';
-import { NOT_FOUND_CODES, s3Code, toBlobError } from './minio-errors.js';
+import { NOT_FOUND_CODES, s3Code, toBlobError, type BlobStoreWhere } from './minio-errors.js';
 
 export interface MinioBlobStoreOptions {
   /** `http://host:port` or `https://host:port`. */
@@ -38,6 +38,7 @@ export class MinioBlobStore implements BlobStore {
   private readonly client: Client;
   private readonly agent: http.Agent;
   private readonly region: string;
+  private readonly where: BlobStoreWhere;
   private bucketReady: Promise<void> | null = null;
   private closed = false;
 
@@ -54,6 +55,7 @@ export class MinioBlobStore implements BlobStore {
     }
     this.region = options.region ?? 'us-east-1';
     this.location = { store: 's3', bucket: options.bucket };
+    this.where = { endpoint: url.origin, bucket: options.bucket };
     this.agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
     this.client = new Client({
       endPoint: url.hostname,
@@ -168,7 +170,7 @@ export class MinioBlobStore implements BlobStore {
   }
 
   private failed(what: string, err: unknown): Error {
-    const mapped = toBlobError(what, err);
+    const mapped = toBlobError(what, err, this.where);
     // The bucket went away (deleted under us): create it again on the next call.
     if (mapped.code === 'BLOB_STORE_NO_BUCKET') this.bucketReady = null;
     return mapped;

@@ -113,7 +113,7 @@ class SqliteFrontierImpl implements SqliteFrontier {
 
   async push(tasks: readonly NewTask[], options: PushOptions = {}): Promise<NewTask[]> {
     assertNewTasks(tasks);
-    return this.write('push', (now, delta) => this.insert(tasks, options.maxTotal, now, delta));
+    return this.write('push', (now, delta) => this.insert(tasks, options.maxTotal, now, delta).accepted);
   }
 
   async inspect(url: string): Promise<TaskView | null> {
@@ -165,12 +165,19 @@ class SqliteFrontierImpl implements SqliteFrontier {
     const result = this.write('settle', (now, delta) => {
       let applied = 0;
       let accepted = 0;
+      let capped = false;
+      const discover = (discovered: readonly NewTask[] | undefined): void => {
+        if (discovered === undefined) return;
+        const inserted = this.insert(discovered, batch.maxTotal, now, delta);
+        accepted += inserted.accepted.length;
+        capped ||= inserted.capped;
+      };
       for (const { lease, discovered } of batch.acks) {
         if (!this.apply(lease, (id, leaseId) => this.stmts.ack.run(now, id, leaseId))) continue;
         move(delta, 'leased', 'done');
         applied += 1;
         // A stale ack pushes nothing: the lease that replaced it will report its own links.
-        if (discovered !== undefined) accepted += this.insert(discovered, batch.maxTotal, now, delta).length;
+        discover(discovered);
       }
       for (const { lease, delayMs, error } of batch.retries) {
         const availableAt = now + Math.max(0, delayMs);
@@ -180,13 +187,14 @@ class SqliteFrontierImpl implements SqliteFrontier {
         move(delta, 'leased', 'queued');
         applied += 1;
       }
-      for (const { lease, error } of batch.failures) {
+      for (const { lease, error, discovered } of batch.failures) {
         if (!this.apply(lease, (id, leaseId) => this.stmts.fail.run(error, now, id, leaseId))) continue;
         move(delta, 'leased', 'failed');
         applied += 1;
+        discover(discovered);
       }
       if (batch.checkpoint !== undefined) this.stmts.setMeta.run('checkpoint', batch.checkpoint);
-      return { applied, accepted };
+      return capped ? { applied, accepted, capped } : { applied, accepted };
     });
     if (batch.checkpoint !== undefined) this.lastCheckpoint = batch.checkpoint;
     return result;
@@ -283,19 +291,25 @@ class SqliteFrontierImpl implements SqliteFrontier {
     return result;
   }
 
-  /** Inserts tasks whose URL is new, up to `maxTotal` rows ever; returns the ones accepted. */
+  /**
+   * Inserts tasks whose URL is new, up to `maxTotal` rows ever; returns the ones accepted, and
+   * whether the cap kept out a URL not already here (`capped`).
+   */
   private insert(
     tasks: readonly NewTask[],
     maxTotal: number | undefined,
     now: number,
     delta: Counts,
-  ): NewTask[] {
+  ): { accepted: NewTask[]; capped: boolean } {
     const accepted: NewTask[] = [];
     const c = this.counts;
     let total =
       c.queued + c.leased + c.done + c.failed + delta.queued + delta.leased + delta.done + delta.failed;
-    for (const task of tasks) {
-      if (maxTotal !== undefined && total >= maxTotal) break;
+    for (const [i, task] of tasks.entries()) {
+      if (maxTotal !== undefined && total >= maxTotal) {
+        const capped = tasks.slice(i).some((t) => this.stmts.known.get(t.url) === undefined);
+        return { accepted, capped };
+      }
       const parentUrl = task.parentUrl ?? null;
       const { changes } = this.stmts.insert.run(
         task.url,
@@ -314,7 +328,7 @@ class SqliteFrontierImpl implements SqliteFrontier {
       delta.queued += 1;
       total += 1;
     }
-    return accepted;
+    return { accepted, capped: false };
   }
 
   private requeueExpired(now: number, delta: Counts): void {

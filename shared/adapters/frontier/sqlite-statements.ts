@@ -79,6 +79,8 @@ export function prepareStatements(db: Database.Database) {
        WHERE id = ? AND state = 1 AND lease_id = ?`,
     ),
     /** (url) */
+    known: db.prepare<[string], { one: number }>(`SELECT 1 AS one FROM tasks WHERE url = ?`),
+    /** (url) */
     inspect: db.prepare<
       [string],
       {

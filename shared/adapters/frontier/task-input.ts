@@ -41,7 +41,7 @@ function newTaskProblem(task: NewTask): string | null {
 
 /** A settlement's tasks, delays, errors and checkpoint, checked up front (see assertNewTasks). */
 export function assertSettlement(batch: Settlement): void {
-  for (const ack of batch.acks) assertNewTasks(ack.discovered ?? []);
+  for (const outcome of [...batch.acks, ...batch.failures]) assertNewTasks(outcome.discovered ?? []);
   for (const retry of batch.retries) {
     if (!Number.isFinite(retry.delayMs)) {
       throw new InvalidInputError(

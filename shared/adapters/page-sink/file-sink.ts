@@ -1,21 +1,11 @@
-import {
-  closeSync,
-  fdatasyncSync,
-  fstatSync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { fdatasync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { StorageError } from '../../errors.js';
 import type { PageSink, SinkRecord } from '../../ports/page-sink.js';
+import { formatBytes, freeBytes, isDiskFull } from '../disk-space.js';
 import { gzipSegment } from './gzip-segment.js';
+import { SegmentWriter } from './segment-writer.js';
 import { formatCheckpoint, listSegments, parseCheckpoint, segmentName } from './segments.js';
 
 export interface FileSinkOptions {
@@ -24,26 +14,29 @@ export interface FileSinkOptions {
   segmentBytes?: number;
   /** Compress segments once closed (`pages-N.jsonl.gz`). */
   gzip?: boolean;
-  /** Told of background failures (compression); the sink goes on. */
+  /** Told of background failures (compression, opening the next segment); the sink goes on. */
   onError?: (err: unknown, path: string) => void;
 }
 
 const NEWLINE = Buffer.from('\n');
-const fdatasyncAsync = promisify(fdatasync);
 
 /**
- * Page records as newline-delimited JSON in size-rotated segments. `write` appends and fdatasyncs
- * before resolving, so a resolved write survives kill -9 and power loss. The checkpoint it returns
+ * Page records as newline-delimited JSON in size-rotated segments. `write` writes at the end of the
+ * durable bytes and fdatasyncs before resolving, so a resolved write survives kill -9 and power
+ * loss; a failed one leaves no trace in the file (see SegmentWriter). The checkpoint it returns
  * (`segment:offset`) lets `recover` find records written after the last settled batch.
+ *
+ * A full disk fails writes with a retriable SINK_DISK_FULL that names the directory and the space
+ * left: the caller keeps the batch and writes it again once space is freed.
  */
 export class FileSink implements PageSink {
   private readonly dir: string;
   private readonly segmentBytes: number;
   private readonly gzip: boolean;
   private readonly onError: FileSinkOptions['onError'];
+  /** The segment written to; 0 until the first write chose one. */
   private index = 0;
-  private fd: number | null = null;
-  private offset = 0;
+  private segment: SegmentWriter | null = null;
   private chain: Promise<unknown> = Promise.resolve();
   private compressions: Promise<unknown>[] = [];
   private closed = false;
@@ -64,48 +57,71 @@ export class FileSink implements PageSink {
 
   private async writeNow(records: readonly SinkRecord[]): Promise<string | null> {
     if (this.closed) throw new StorageError('SINK_CLOSED', 'the page sink is closed', { retriable: false });
-    if (records.length === 0) return this.fd === null ? null : formatCheckpoint(this.index, this.offset);
+    if (records.length === 0) {
+      return this.segment === null ? null : formatCheckpoint(this.index, this.segment.offset);
+    }
     const parts: Buffer[] = [];
     for (const record of records) parts.push(record.value, NEWLINE);
     const data = Buffer.concat(parts);
+    let segment: SegmentWriter;
     try {
-      const fd = this.activeFd();
-      let written = 0;
-      while (written < data.length) {
-        written += writeSync(fd, data, written, data.length - written, this.offset + written);
-      }
-      // The sync runs off the event loop: outcomes keep arriving (and batching) meanwhile.
-      await fdatasyncAsync(fd);
-      this.offset += data.length;
+      segment = this.openSegment();
+      await segment.append(data);
     } catch (err) {
-      throw new StorageError('SINK_IO', `cannot write page records in ${this.dir}: ${String(err)}`, {
-        cause: err,
-      });
+      throw this.writeError(err);
     }
-    const checkpoint = formatCheckpoint(this.index, this.offset);
-    if (this.offset >= this.segmentBytes) this.rotate();
+    const checkpoint = formatCheckpoint(this.index, segment.offset);
+    if (segment.offset >= this.segmentBytes) this.rotate();
     return checkpoint;
   }
 
-  private activeFd(): number {
-    if (this.fd !== null) return this.fd;
-    const last = listSegments(this.dir).at(-1);
-    this.index = last === undefined ? 1 : last.gzip ? last.index + 1 : last.index;
-    const path = join(this.dir, segmentName(this.index, false));
-    this.fd = openSync(path, 'a+');
-    this.offset = fstatSync(this.fd).size;
-    return this.fd;
+  private writeError(err: unknown): StorageError {
+    if (isDiskFull(err)) {
+      const free = freeBytes(this.dir);
+      return new StorageError(
+        'SINK_DISK_FULL',
+        `the disk holding ${this.dir} is full (${formatBytes(free)} free): page records cannot be written until space is freed there; nothing is acknowledged meanwhile, and the crawl resumes by itself`,
+        { cause: err, details: { path: this.dir, freeBytes: free } },
+      );
+    }
+    return new StorageError('SINK_IO', `cannot write page records in ${this.dir}: ${String(err)}`, {
+      cause: err,
+      details: { path: this.dir },
+    });
   }
 
+  /** The segment to write to: the last plain one of the folder at first, then the one rotated to. */
+  private openSegment(): SegmentWriter {
+    if (this.segment !== null) return this.segment;
+    if (this.index === 0) {
+      const last = listSegments(this.dir).at(-1);
+      this.index = last === undefined ? 1 : last.gzip ? last.index + 1 : last.index;
+    }
+    this.segment = SegmentWriter.open(join(this.dir, segmentName(this.index, false)));
+    return this.segment;
+  }
+
+  /**
+   * Closes the full segment and opens the next. Never throws: the write that filled the segment is
+   * durable and must be reported so; a next segment that cannot be opened now is opened by the
+   * next write (whose failure, if any, is then that write's).
+   */
   private rotate(): void {
-    if (this.fd === null) return;
-    closeSync(this.fd);
-    this.fd = null;
-    const closedPath = join(this.dir, segmentName(this.index, false));
-    if (this.gzip) this.compressions.push(this.compress(closedPath));
+    const full = this.segment;
+    if (full === null) return;
+    this.segment = null;
+    try {
+      full.close();
+    } catch (err) {
+      this.onError?.(err, full.path);
+    }
+    if (this.gzip) this.compressions.push(this.compress(full.path));
     this.index += 1;
-    this.fd = openSync(join(this.dir, segmentName(this.index, false)), 'a+');
-    this.offset = 0;
+    try {
+      this.openSegment();
+    } catch (err) {
+      this.onError?.(err, join(this.dir, segmentName(this.index, false)));
+    }
   }
 
   /**
@@ -166,12 +182,12 @@ export class FileSink implements PageSink {
     if (this.closed) return;
     await this.chain;
     this.closed = true;
-    if (this.fd !== null) {
-      closeSync(this.fd);
-      this.fd = null;
-      const path = join(this.dir, segmentName(this.index, false));
-      if (this.gzip && this.offset > 0) this.compressions.push(this.compress(path));
-      else if (this.offset === 0) rmSync(path, { force: true });
+    const last = this.segment;
+    if (last !== null) {
+      this.segment = null;
+      last.close();
+      if (this.gzip && last.offset > 0) this.compressions.push(this.compress(last.path));
+      else if (last.offset === 0) rmSync(last.path, { force: true });
     }
     await Promise.all(this.compressions);
   }

@@ -11,7 +11,7 @@ import type { Outgoing, Publisher } from './publisher.js';
 export interface ClaimedSettlement {
   acks: { held: Held; discovered: readonly NewTask[] }[];
   retries: { held: Held; delayMs: number; error: string }[];
-  failures: { held: Held; error: string }[];
+  failures: { held: Held; error: string; discovered: readonly NewTask[] }[];
   all: Held[];
 }
 
@@ -26,9 +26,9 @@ export function claimSettlement(book: LeaseBook, batch: Settlement): ClaimedSett
     const held = book.claim(lease);
     if (held) claimed.retries.push({ held, delayMs, error });
   }
-  for (const { lease, error } of batch.failures) {
+  for (const { lease, error, discovered } of batch.failures) {
     const held = book.claim(lease);
-    if (held) claimed.failures.push({ held, error });
+    if (held) claimed.failures.push({ held, error, discovered: discovered ?? [] });
   }
   claimed.all = [...claimed.acks, ...claimed.retries, ...claimed.failures].map((x) => x.held);
   return claimed;
@@ -54,7 +54,7 @@ export class FrontierWriter {
   constructor(private readonly deps: FrontierWriterDeps) {}
 
   async push(link: Link, tasks: readonly NewTask[], maxTotal: number | undefined): Promise<NewTask[]> {
-    const fresh = this.deps.ledger.unseen(tasks, this.room(maxTotal));
+    const { fresh } = this.deps.ledger.unseen(tasks, this.room(maxTotal));
     await this.publishWithNew(link, fresh, [], 'push');
     this.deps.ledger.record({ accepted: fresh });
     return fresh;
@@ -65,8 +65,8 @@ export class FrontierWriter {
     const { acks, retries, failures } = claimed;
     const now = this.deps.clock();
     // A stale ack pushes nothing: the lease that replaced it reports its own links.
-    const fresh = ledger.unseen(
-      acks.flatMap((a) => a.discovered),
+    const { fresh, capped } = ledger.unseen(
+      [...acks, ...failures].flatMap((a) => a.discovered),
       this.room(batch.maxTotal),
     );
     await this.publishWithNew(
@@ -91,7 +91,8 @@ export class FrontierWriter {
       ackOn(held.link, held.message);
       this.deps.book.finish(held);
     }
-    return { applied: claimed.all.length, accepted: fresh.length };
+    const result = { applied: claimed.all.length, accepted: fresh.length };
+    return capped ? { ...result, capped } : result;
   }
 
   /**

@@ -102,23 +102,26 @@ export class Ledger {
   }
 
   /**
-   * The tasks to accept: URLs neither in the ledger nor earlier in `tasks`, at most `room` of them.
-   * Nothing is recorded: the caller publishes them first and records them after the confirm.
+   * The tasks to accept: URLs neither in the ledger nor earlier in `tasks`, at most `room` of them;
+   * `capped` when the room kept out a URL the ledger does not have. Nothing is recorded: the caller
+   * publishes them first and records them after the confirm.
    */
-  unseen(tasks: readonly NewTask[], room: number): NewTask[] {
+  unseen(tasks: readonly NewTask[], room: number): { fresh: NewTask[]; capped: boolean } {
     const fresh: NewTask[] = [];
     const inCall = new Set<string>();
     try {
       for (const task of tasks) {
-        if (fresh.length >= room) break;
         if (inCall.has(task.url)) continue;
+        const known = this.stmts.lookup.get(task.url) !== undefined;
+        if (known) continue;
+        if (fresh.length >= room) return { fresh, capped: true };
         inCall.add(task.url);
-        if (this.stmts.lookup.get(task.url) === undefined) fresh.push(task);
+        fresh.push(task);
       }
     } catch (err) {
       throw toFrontierError(err, 'ledger lookup', this.path);
     }
-    return fresh;
+    return { fresh, capped: false };
   }
 
   /** Records a push or a settlement in one durable transaction; counters follow only on commit. */
