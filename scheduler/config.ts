@@ -14,13 +14,17 @@ import {
 import { hostRulesSchema, parseHostRules } from '../shared/politeness/host-rules.js';
 import type { RefinementCtx } from 'zod';
 import { proxyUrlSchema } from '../shared/protocol/proxy-url.js';
+import { MIN_TOKEN_LENGTH } from '../shared/config/cluster-token.js';
 
 /** Scheduler settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_HOST_DELAY_MS). */
 export const schedulerConfigSchema = z.object({
   listenHost: z.string().default('127.0.0.1'),
   listenPort: field.int().max(65535).default(0),
-  /** Shared secret crawlers present in their hello; required unless listening on loopback only. */
-  token: z.string().min(16).optional(),
+  /**
+   * Shared secret crawlers present in their hello and API clients as a bearer token.
+   * Absent: the one in `<dataDir>/token`, created (0600) at the first start.
+   */
+  token: z.string().min(MIN_TOKEN_LENGTH).optional(),
   /**
    * Where URLs wait: RabbitMQ (distributed, the default for this role) or a SQLite file in outDir
    * (embedded: `ackcrawl crawl` sets sqlite + file).
