@@ -19,7 +19,8 @@ import { MIN_TOKEN_LENGTH } from '../shared/config/cluster-token.js';
 /** Scheduler settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_HOST_DELAY_MS). */
 export const schedulerConfigSchema = z.object({
   listenHost: z.string().default('127.0.0.1'),
-  listenPort: field.int().max(65535).default(0),
+  /** Where agents, crawlers and the CLI look by default (`ackcrawl crawl` sets 0: any free port). */
+  listenPort: field.int().max(65535).default(8700),
   /**
    * Shared secret crawlers present in their hello and API clients as a bearer token.
    * Absent: the one in `<dataDir>/token`, created (0600) at the first start.
