@@ -18,7 +18,8 @@ import { Settler } from './outcomes/settler.js';
 import { startWsServer, type RunningWsServer } from './ws/server.js';
 import type { WsSession } from './ws/session.js';
 import { ProgressMeter, type CrawlProgress, type CrawlSummary } from './progress.js';
-import { createCrawlApi } from './http/crawl-api.js';
+import { createSchedulerApp } from './http/app.js';
+import { createHostPolicy } from './http/request-guards.js';
 import { explainUrl } from '../shared/why/explain-url.js';
 import { describeScope } from '../shared/why/scope-rule.js';
 import type { WhyAnswer } from '../shared/protocol/why.js';
@@ -64,7 +65,8 @@ export interface JobSettings extends JobRobotsSettings {
 export interface CrawlSchedulerSettings {
   listenHost: string;
   listenPort: number;
-  token: string | undefined;
+  /** What crawlers and API clients must present. */
+  token: string;
   leaseMs: number;
   heartbeatMs: number;
   bufferSize: number;
@@ -195,13 +197,14 @@ export class CrawlScheduler {
       heartbeatMs: settings.heartbeatMs,
       fetch: () => this.job.fetch,
       logger: logger.child({ module: 'ws' }),
-      http: createCrawlApi({
+      http: createSchedulerApp({
         token: settings.token,
+        hosts: createHostPolicy({ listenHost: settings.listenHost, allowedHosts: [] }),
         status: () => this.status(),
         submit: (request) => this.submit(request),
         why: (url) => this.why(url),
         logger: logger.child({ module: 'api' }),
-      }),
+      }).callback(),
       handlers: {
         authenticate: (hello) => this.authenticate(hello),
         onReady: (session) => this.dispatcher.addSession(session),
@@ -319,7 +322,6 @@ export class CrawlScheduler {
 
   private authenticate(hello: Hello): AppError | null {
     const expected = this.deps.settings.token;
-    if (expected === undefined) return null;
     const given = Buffer.from(hello.token ?? '');
     const want = Buffer.from(expected);
     if (given.length === want.length && timingSafeEqual(given, want)) return null;
