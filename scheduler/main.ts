@@ -12,6 +12,7 @@ import { openBackend } from './backends/backend.js';
 import { schedulerConfigSchema, type SchedulerConfig } from './config.js';
 import { CrawlScheduler, type JobSettings } from './crawl-scheduler.js';
 import { loadJob, saveJob } from './job-file.js';
+import { isLoopbackAddress } from './http/request-guards.js';
 import { SCHEDULER_FILE } from '../shared/protocol/why.js';
 
 function tell(message: RoleIpcMessage): void {
@@ -20,6 +21,11 @@ function tell(message: RoleIpcMessage): void {
 
 function validate(config: SchedulerConfig): void {
   const problems: string[] = [];
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    problems.push(
+      'headersTimeoutMs (ACKCRAWL_HEADERS_TIMEOUT_MS): must not exceed requestTimeoutMs (ACKCRAWL_REQUEST_TIMEOUT_MS)',
+    );
+  }
   for (const seed of config.seeds) {
     try {
       normalizeUrl(seed);
@@ -105,6 +111,15 @@ export async function main(env: Record<string, string | undefined> = process.env
       listenHost: config.listenHost,
       listenPort: config.listenPort,
       token,
+      endpoint: {
+        allowedHosts: config.allowedHosts,
+        maxConnections: config.maxConnections,
+        maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+        helloTimeoutMs: config.helloTimeoutMs,
+        maxSessionCredit: config.maxSessionCredit,
+        headersTimeoutMs: config.headersTimeoutMs,
+        requestTimeoutMs: config.requestTimeoutMs,
+      },
       leaseMs: config.leaseMs,
       heartbeatMs: config.heartbeatMs,
       bufferSize: config.bufferSize,
@@ -139,6 +154,12 @@ export async function main(env: Record<string, string | undefined> = process.env
   onShutdownSignal(logger, shutdown);
   const url = await scheduler.start();
   logger.info({ url, output: backend.output }, 'scheduler listening');
+  if (!isLoopbackAddress(config.listenHost)) {
+    logger.warn(
+      { listenHost: config.listenHost },
+      'listening beyond loopback: the token and proxy credentials cross the network in clear; keep this port on a private network or behind TLS',
+    );
+  }
   if (config.frontier === 'sqlite') announce(config.outDir, url, token);
   tell({ type: 'listening', url });
 }

@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
+import { refuseSocket } from './refuse-socket.js';
 
 export interface ErrorBody {
   error: { code: string; message: string };
@@ -26,8 +27,9 @@ export function describeError(err: unknown): { status: number; code: string; mes
 
 /**
  * Every answer that is not a success is JSON `{ error: { code, message } }`, with no stack trace,
- * and closes the connection (so a refused request's unread body is never drained). Unknown paths
- * are 404 NOT_FOUND, known paths with another method 405 METHOD_NOT_ALLOWED.
+ * and closes the connection. A request refused while its body still comes (a 401 before a large
+ * POST is read, a 413) is answered on the socket and nothing more of it is read.
+ * Unknown paths are 404 NOT_FOUND, known paths with another method 405 METHOD_NOT_ALLOWED.
  */
 export function errorResponses(logger: Logger): Middleware {
   return async (ctx, next) => {
@@ -43,9 +45,15 @@ export function errorResponses(logger: Logger): Middleware {
     } catch (err) {
       const { status, code, message } = describeError(err);
       if (status >= 500) logger.error({ err, method: ctx.method, path: ctx.path }, 'scheduler API failure');
+      const headers: Record<string, string> =
+        status === 401 ? { 'WWW-Authenticate': 'Bearer realm="ackcrawl"' } : {};
+      if (!ctx.req.complete && !ctx.headerSent) {
+        ctx.respond = false;
+        refuseSocket(ctx.req.socket, status, { code, message }, headers);
+        return;
+      }
       ctx.status = status;
-      ctx.set('Connection', 'close');
-      if (status === 401) ctx.set('WWW-Authenticate', 'Bearer realm="ackcrawl"');
+      ctx.set({ ...headers, Connection: 'close' });
       ctx.body = { error: { code, message } } satisfies ErrorBody;
     }
   };

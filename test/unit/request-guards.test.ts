@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { bearerMatches } from '../../scheduler/http/bearer.js';
 import { createHostPolicy, crossOriginProblem } from '../../scheduler/http/request-guards.js';
+import { schedulerConfigSchema } from '../../scheduler/config.js';
+import { loadConfig } from '../../shared/config/load.js';
 
 const TOKEN = 'guard-token-0123456789';
 
@@ -97,6 +99,27 @@ describe('request guards', () => {
       crossOriginProblem({ host, origin: 'http://127.0.0.1:8700' }, false)?.code,
       'CROSS_ORIGIN',
       'the crawler endpoint takes no browser at all',
+    );
+  });
+});
+
+describe('scheduler access settings', () => {
+  test('defaults: 127.0.0.1:8700, where agents, crawlers and the CLI look', () => {
+    const config = loadConfig(schedulerConfigSchema, {});
+    assert.equal(config.listenHost, '127.0.0.1');
+    assert.equal(config.listenPort, 8700);
+    assert.equal(config.token, undefined, 'no token given: the token file');
+    assert.equal(config.dataDir, './ackcrawl-data');
+  });
+
+  test('ACKCRAWL_ALLOWED_HOSTS takes host patterns or *, and refuses anything else', () => {
+    const config = loadConfig(schedulerConfigSchema, {
+      ACKCRAWL_ALLOWED_HOSTS: '*.crawl.example  sched.example:8700,*',
+    });
+    assert.deepEqual(config.allowedHosts, ['*.crawl.example', 'sched.example:8700', '*']);
+    assert.throws(
+      () => loadConfig(schedulerConfigSchema, { ACKCRAWL_ALLOWED_HOSTS: 'http://sched.example/' }),
+      /allowedHosts\.0 \(ACKCRAWL_ALLOWED_HOSTS\): a host pattern/,
     );
   });
 });
