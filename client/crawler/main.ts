@@ -1,5 +1,6 @@
 import { clientToken } from '../../shared/config/cluster-token.js';
 import { loadConfig } from '../../shared/config/load.js';
+import { outcomeFrameLimit } from '../../shared/protocol/frame-limits.js';
 import { chromiumProblem } from '../../shared/config/chromium.js';
 import { AppError, ConfigError } from '../../shared/errors.js';
 import { RENDER_CAPABILITY } from '../../shared/protocol/render-rules.js';
@@ -40,6 +41,7 @@ export async function main(env: Record<string, string | undefined> = process.env
             fetcher: fetcherFor(settings),
             ...(renderer ? { render: (url: string) => renderer.render(url, settings) } : {}),
             crawlerId: config.crawlerId,
+            maxFrameBytes: outcomeFrameLimit(settings),
             linkLimits: { maxUrlLength: settings.maxUrlLength, maxLinksPerPage: settings.maxLinksPerPage },
             defaultCharset: settings.defaultCharset,
             ...(task.reportStart ? { onRequestSent: started } : {}),
