@@ -15,13 +15,35 @@ import { hostRulesSchema, parseHostRules } from '../shared/politeness/host-rules
 import type { RefinementCtx } from 'zod';
 import { proxyUrlSchema } from '../shared/protocol/proxy-url.js';
 import { SETTLER_DEFAULTS } from './outcomes/settler-limits.js';
+import { hostPatternSchema } from '../shared/url/host-patterns.js';
+import { MIN_TOKEN_LENGTH } from '../shared/config/cluster-token.js';
+import { ENDPOINT_DEFAULTS } from './ws/endpoint-settings.js';
 
 /** Scheduler settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_HOST_DELAY_MS). */
 export const schedulerConfigSchema = z.object({
   listenHost: z.string().default('127.0.0.1'),
-  listenPort: field.int().max(65535).default(0),
-  /** Shared secret crawlers present in their hello; required unless listening on loopback only. */
-  token: z.string().min(16).optional(),
+  /** Where agents, crawlers and the CLI look by default (`ackcrawl crawl` sets 0: any free port). */
+  listenPort: field.int().max(65535).default(8700),
+  /**
+   * Shared secret crawlers present on the WebSocket upgrade and API clients as a bearer token.
+   * Absent: the one in `<dataDir>/token`, created (0600) at the first start.
+   */
+  token: z.string().min(MIN_TOKEN_LENGTH).optional(),
+  /** Host names the scheduler answers besides loopback ones (and, off loopback, IPs and its hostname). */
+  allowedHosts: field
+    .list()
+    .pipe(z.array(z.union([z.literal('*'), hostPatternSchema])))
+    .default([]),
+  /** TCP connections at once, in all and per remote address; more are refused with 503 / 429. */
+  maxConnections: field.int(1).default(ENDPOINT_DEFAULTS.maxConnections),
+  maxConnectionsPerAddress: field.int(1).default(ENDPOINT_DEFAULTS.maxConnectionsPerAddress),
+  /** A crawler socket that has not said hello by then is closed. */
+  helloTimeoutMs: field.int(100).default(ENDPOINT_DEFAULTS.helloTimeoutMs),
+  /** Tasks one crawler session may hold (sent and unanswered, plus credit). */
+  maxSessionCredit: field.int(1).default(ENDPOINT_DEFAULTS.maxSessionCredit),
+  /** Time for a request's headers to arrive, and for the whole request (API and upgrades). */
+  headersTimeoutMs: field.int(100).default(ENDPOINT_DEFAULTS.headersTimeoutMs),
+  requestTimeoutMs: field.int(100).default(ENDPOINT_DEFAULTS.requestTimeoutMs),
   /**
    * Where URLs wait: RabbitMQ (distributed, the default for this role) or a SQLite file in outDir
    * (embedded: `ackcrawl crawl` sets sqlite + file).

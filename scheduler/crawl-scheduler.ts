@@ -1,11 +1,9 @@
 import type { Logger } from '../shared/logger.js';
 import type { Frontier, FrontierStats, SettleResult } from '../shared/ports/frontier.js';
 import type { PageSink } from '../shared/ports/page-sink.js';
-import type { FetchSettings, Hello } from '../shared/protocol/messages.js';
+import type { FetchSettings } from '../shared/protocol/messages.js';
 import type { DecodedOutcome } from '../shared/protocol/outcome-frame.js';
 import type { Lease, NewTask } from '../shared/protocol/task.js';
-import { ProtocolError, type AppError } from '../shared/errors.js';
-import { timingSafeEqual } from 'node:crypto';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { HostGate } from './politeness/host-gate.js';
 import { DEFAULT_POLITENESS, type PolitenessSettings } from './politeness/politeness-settings.js';
@@ -19,7 +17,10 @@ import type { SettlerLimits } from './outcomes/settler-limits.js';
 import { startWsServer, type RunningWsServer } from './ws/server.js';
 import type { WsSession } from './ws/session.js';
 import { ProgressMeter, type CrawlProgress, type CrawlSummary } from './progress.js';
-import { createCrawlApi } from './http/crawl-api.js';
+import { createSchedulerApp } from './http/app.js';
+import { createHostPolicy } from './http/request-guards.js';
+import { ENDPOINT_DEFAULTS, type EndpointSettings } from './ws/endpoint-settings.js';
+import { outcomeFrameLimit } from '../shared/protocol/frame-limits.js';
 import { explainUrl } from '../shared/why/explain-url.js';
 import { describeScope } from '../shared/why/scope-rule.js';
 import type { WhyAnswer } from '../shared/protocol/why.js';
@@ -65,7 +66,10 @@ export interface JobSettings extends JobRobotsSettings {
 export interface CrawlSchedulerSettings {
   listenHost: string;
   listenPort: number;
-  token: string | undefined;
+  /** What crawlers and API clients must present (`Authorization: Bearer …`). */
+  token: string;
+  /** Connection caps, timeouts and session limits (defaults in scheduler/ws/endpoint-settings.ts). */
+  endpoint?: Partial<EndpointSettings>;
   leaseMs: number;
   heartbeatMs: number;
   bufferSize: number;
@@ -194,24 +198,27 @@ export class CrawlScheduler {
     }
     await this.pushSeeds(this.job.seeds);
     this.stats = await frontier.stats();
+    const endpoint = { ...ENDPOINT_DEFAULTS, ...settings.endpoint };
+    const hosts = createHostPolicy({ listenHost: settings.listenHost, allowedHosts: endpoint.allowedHosts });
     this.server = await startWsServer({
       host: settings.listenHost,
       port: settings.listenPort,
-      // Bodies are capped by maxBodyBytes; JSON escaping can grow text up to 6×.
-      maxPayloadBytes:
-        Math.max(this.job.fetch.maxBodyBytes, this.job.fetch.sitemapMaxBytes ?? 0, 64 * 1024 * 1024) * 6,
+      token: settings.token,
+      hosts,
+      endpoint,
+      maxPayloadBytes: outcomeFrameLimit(this.job.fetch),
       heartbeatMs: settings.heartbeatMs,
       fetch: () => this.job.fetch,
       logger: logger.child({ module: 'ws' }),
-      http: createCrawlApi({
+      app: createSchedulerApp({
         token: settings.token,
+        hosts,
         status: () => this.status(),
         submit: (request) => this.submit(request),
         why: (url) => this.why(url),
         logger: logger.child({ module: 'api' }),
       }),
       handlers: {
-        authenticate: (hello) => this.authenticate(hello),
         onReady: (session) => this.dispatcher.addSession(session),
         onCredit: () => this.dispatcher.pump(),
         onOutcome: (session, outcome) => this.onOutcome(session, outcome),
@@ -323,15 +330,6 @@ export class CrawlScheduler {
       summary: this.lastSummary ? { ...this.lastSummary } : null,
       output: this.deps.settings.output,
     };
-  }
-
-  private authenticate(hello: Hello): AppError | null {
-    const expected = this.deps.settings.token;
-    if (expected === undefined) return null;
-    const given = Buffer.from(hello.token ?? '');
-    const want = Buffer.from(expected);
-    if (given.length === want.length && timingSafeEqual(given, want)) return null;
-    return new ProtocolError('UNAUTHORIZED', 'a valid token is required to crawl for this scheduler');
   }
 
   private onOutcome(session: WsSession, { header, record }: DecodedOutcome): void {

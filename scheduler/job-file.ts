@@ -1,10 +1,12 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFileAtomic } from '../shared/files/atomic-write.js';
 import type { JobSettings } from './crawl-scheduler.js';
 
 /**
  * The crawl a cluster scheduler was given (`POST /crawl`), kept on disk so a restarted scheduler
- * resumes the same crawl with the same scope and limits. Written atomically (temp + rename).
+ * resumes the same crawl with the same scope and limits. It holds proxy credentials: it is written
+ * owner-only (0600) and atomically (temp file, fsync, rename, fsync of the folder), so a crash
+ * leaves the previous job or the new one, never a torn file.
  */
 export function loadJob(path: string): JobSettings | null {
   if (!existsSync(path)) return null;
@@ -12,8 +14,5 @@ export function loadJob(path: string): JobSettings | null {
 }
 
 export function saveJob(path: string, job: JobSettings): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp`;
-  writeFileSync(tmp, JSON.stringify(job, null, 2));
-  renameSync(tmp, path);
+  writeFileAtomic(path, JSON.stringify(job, null, 2), { mode: 0o600 });
 }

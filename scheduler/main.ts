@@ -1,6 +1,8 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { schedulerToken } from '../shared/config/cluster-token.js';
 import { loadConfig } from '../shared/config/load.js';
+import { writeFileAtomic } from '../shared/files/atomic-write.js';
 import { AppError, ConfigError } from '../shared/errors.js';
 import { createLogger } from '../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../shared/lifecycle/signals.js';
@@ -10,9 +12,8 @@ import { openBackend } from './backends/backend.js';
 import { schedulerConfigSchema, type SchedulerConfig } from './config.js';
 import { CrawlScheduler, type JobSettings } from './crawl-scheduler.js';
 import { loadJob, saveJob } from './job-file.js';
+import { isLoopbackAddress } from './http/request-guards.js';
 import { SCHEDULER_FILE } from '../shared/protocol/why.js';
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 function tell(message: RoleIpcMessage): void {
   process.send?.(message);
@@ -20,8 +21,10 @@ function tell(message: RoleIpcMessage): void {
 
 function validate(config: SchedulerConfig): void {
   const problems: string[] = [];
-  if (!LOOPBACK.has(config.listenHost) && config.token === undefined) {
-    problems.push(`token (ACKCRAWL_TOKEN): required when listening on ${config.listenHost}, beyond loopback`);
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    problems.push(
+      'headersTimeoutMs (ACKCRAWL_HEADERS_TIMEOUT_MS): must not exceed requestTimeoutMs (ACKCRAWL_REQUEST_TIMEOUT_MS)',
+    );
   }
   for (const seed of config.seeds) {
     try {
@@ -76,13 +79,11 @@ function jobFromConfig(config: SchedulerConfig): JobSettings {
 }
 
 /** Tells local tools where this scheduler's API is; owner-only, since it holds the token. */
-function announce(outDir: string, wsUrl: string, token: string | undefined): void {
+function announce(outDir: string, wsUrl: string, token: string): void {
   const api = wsUrl.replace(/^ws:/, 'http:').replace(/\/crawlers$/, '');
-  writeFileSync(
-    join(outDir, SCHEDULER_FILE),
-    JSON.stringify({ api, pid: process.pid, ...(token ? { token } : {}) }),
-    { mode: 0o600 },
-  );
+  writeFileAtomic(join(outDir, SCHEDULER_FILE), JSON.stringify({ api, pid: process.pid, token }), {
+    mode: 0o600,
+  });
 }
 
 /** Composition root of the scheduler role: config, frontier and sink, WebSocket endpoint and API. */
@@ -90,6 +91,14 @@ export async function main(env: Record<string, string | undefined> = process.env
   const config = loadConfig(schedulerConfigSchema, env);
   validate(config);
   const logger = createLogger({ name: 'scheduler', level: config.logLevel });
+  // No scheduler runs without credentials: the configured token, or the one kept in the data dir.
+  const { token, source, path: tokenFile } = schedulerToken(config.token, config.dataDir);
+  if (source !== 'config') {
+    logger.info(
+      { tokenFile, created: source === 'created' },
+      'no ACKCRAWL_TOKEN: crawlers, agents and the CLI on this machine read the token from the token file',
+    );
+  }
   mkdirSync(config.outDir, { recursive: true });
   const backend = await openBackend(config, logger);
   const jobPath = join(config.frontier === 'sqlite' ? config.outDir : config.dataDir, 'job.json');
@@ -101,7 +110,16 @@ export async function main(env: Record<string, string | undefined> = process.env
     settings: {
       listenHost: config.listenHost,
       listenPort: config.listenPort,
-      token: config.token,
+      token,
+      endpoint: {
+        allowedHosts: config.allowedHosts,
+        maxConnections: config.maxConnections,
+        maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+        helloTimeoutMs: config.helloTimeoutMs,
+        maxSessionCredit: config.maxSessionCredit,
+        headersTimeoutMs: config.headersTimeoutMs,
+        requestTimeoutMs: config.requestTimeoutMs,
+      },
       leaseMs: config.leaseMs,
       heartbeatMs: config.heartbeatMs,
       bufferSize: config.bufferSize,
@@ -141,7 +159,13 @@ export async function main(env: Record<string, string | undefined> = process.env
   onShutdownSignal(logger, shutdown);
   const url = await scheduler.start();
   logger.info({ url, output: backend.output }, 'scheduler listening');
-  if (config.frontier === 'sqlite') announce(config.outDir, url, config.token);
+  if (!isLoopbackAddress(config.listenHost)) {
+    logger.warn(
+      { listenHost: config.listenHost },
+      'listening beyond loopback: the token and proxy credentials cross the network in clear; keep this port on a private network or behind TLS',
+    );
+  }
+  if (config.frontier === 'sqlite') announce(config.outDir, url, token);
   tell({ type: 'listening', url });
 }
 

@@ -6,7 +6,9 @@ import { field } from '../../shared/config/load.js';
 /** Crawler process settings (ACKCRAWL_<KEY>); fetch limits come from the scheduler's welcome. */
 export const crawlerConfigSchema = z.object({
   schedulerUrl: z.string().url().default('ws://127.0.0.1:8700/crawlers'),
+  /** The scheduler's token; absent: the one in `<dataDir>/token` (a scheduler on this machine). */
   token: z.string().optional(),
+  dataDir: z.string().min(1).default('./ackcrawl-data'),
   crawlerId: z.string().min(1).default(`${hostname()}-${process.pid}`),
   concurrency: field.int(1).default(32),
   /**

@@ -1,4 +1,6 @@
+import { clientToken } from '../../shared/config/cluster-token.js';
 import { loadConfig } from '../../shared/config/load.js';
+import { outcomeFrameLimit } from '../../shared/protocol/frame-limits.js';
 import { chromiumProblem } from '../../shared/config/chromium.js';
 import { AppError, ConfigError } from '../../shared/errors.js';
 import { RENDER_CAPABILITY } from '../../shared/protocol/render-rules.js';
@@ -15,6 +17,7 @@ import { SchedulerClient } from './scheduler-client.js';
 /** Composition root of one crawler process. */
 export async function main(env: Record<string, string | undefined> = process.env): Promise<void> {
   const config = loadConfig(crawlerConfigSchema, env);
+  const token = clientToken(config.token, config.dataDir);
   const chromium = config.canRender ? chromiumProblem(config.chromiumPath) : null;
   if (chromium) throw new ConfigError([`canRender (ACKCRAWL_CAN_RENDER): ${chromium}`]);
   const logger = createLogger({ name: 'crawler', level: config.logLevel }).child({
@@ -24,7 +27,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   const renderer = config.canRender ? await createRenderer(config, logger) : null;
   const client = new SchedulerClient({
     url: config.schedulerUrl,
-    token: config.token,
+    token,
     crawlerId: config.crawlerId,
     // A render crawler takes no more tasks than it can render at once: a task must not wait for
     // a browser page longer than the scheduler waits for its outcome.
@@ -38,6 +41,7 @@ export async function main(env: Record<string, string | undefined> = process.env
             fetcher: fetcherFor(settings),
             ...(renderer ? { render: (url: string) => renderer.render(url, settings) } : {}),
             crawlerId: config.crawlerId,
+            maxFrameBytes: outcomeFrameLimit(settings),
             linkLimits: { maxUrlLength: settings.maxUrlLength, maxLinksPerPage: settings.maxLinksPerPage },
             defaultCharset: settings.defaultCharset,
             ...(task.reportStart ? { onRequestSent: started } : {}),

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import type { Logger } from '../../shared/logger.js';
 import { schedulerMessageSchema, type FetchSettings, type WireTask } from '../../shared/protocol/messages.js';
@@ -5,7 +6,8 @@ import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
 
 export interface SchedulerClientOptions {
   url: string;
-  token: string | undefined;
+  /** Sent on the upgrade as `Authorization: Bearer <token>`. */
+  token: string;
   crawlerId: string;
   /** Tasks worked on at once. */
   concurrency: number;
@@ -17,7 +19,7 @@ export interface SchedulerClientOptions {
    * Resolves with its outcome frame (binary), or a text message for a `robots` task. Must not throw.
    */
   work: (task: WireTask, settings: FetchSettings, started: () => void) => Promise<Buffer | string>;
-  /** Called when the scheduler refuses this crawler for good (bad token, wrong protocol). */
+  /** Called when the scheduler refuses this crawler for good (HTTP 401/403 at the upgrade, wrong protocol). */
   onFatal?: (code: string, message: string) => void;
 }
 
@@ -53,8 +55,13 @@ export class SchedulerClient {
   private connect(): void {
     if (this.stopping) return;
     const epoch = ++this.epoch;
-    const ws = new WebSocket(this.options.url, { perMessageDeflate: false, maxPayload: 64 * 1024 * 1024 });
+    const ws = new WebSocket(this.options.url, {
+      perMessageDeflate: false,
+      maxPayload: 64 * 1024 * 1024,
+      headers: { authorization: `Bearer ${this.options.token}` },
+    });
     this.ws = ws;
+    ws.on('unexpected-response', (_req, res) => this.onRefused(ws, epoch, res));
     ws.on('open', () => {
       this.backoffMs = 100;
       this.lastHeard = Date.now();
@@ -65,7 +72,6 @@ export class SchedulerClient {
           crawlerId: this.options.crawlerId,
           pid: process.pid,
           ...(this.options.capabilities?.length ? { capabilities: this.options.capabilities } : {}),
-          ...(this.options.token ? { token: this.options.token } : {}),
         }),
       );
     });
@@ -75,6 +81,32 @@ export class SchedulerClient {
     });
     ws.on('close', (code, reason) => this.onClose(epoch, code, String(reason)));
     ws.on('error', (err) => this.options.logger.warn({ err: err.message }, 'scheduler connection error'));
+  }
+
+  /**
+   * The upgrade got an HTTP answer instead of a WebSocket: 401/403 end this crawler (a wrong
+   * token does not get right by retrying), anything else (429/503 over the connection limits)
+   * is retried after its Retry-After.
+   */
+  private onRefused(ws: WebSocket, epoch: number, res: IncomingMessage): void {
+    res.resume();
+    const status = res.statusCode ?? 0;
+    ws.terminate();
+    if (epoch !== this.epoch) return;
+    if (status === 401 || status === 403) {
+      this.stopping = true;
+      this.options.onFatal?.(
+        status === 401 ? 'UNAUTHORIZED' : 'FORBIDDEN',
+        status === 401
+          ? 'the scheduler refused the token (HTTP 401): check ACKCRAWL_TOKEN or the token file'
+          : 'the scheduler refused the connection (HTTP 403): it does not answer the host of ACKCRAWL_SCHEDULER_URL (see its ACKCRAWL_ALLOWED_HOSTS)',
+      );
+      return;
+    }
+    const retryAfterS = Number(res.headers['retry-after']);
+    if (Number.isFinite(retryAfterS) && retryAfterS > 0) {
+      this.backoffMs = Math.max(this.backoffMs, Math.min(retryAfterS * 1000, 30_000));
+    }
   }
 
   private onMessage(text: string, epoch: number): void {

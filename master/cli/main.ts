@@ -2,7 +2,8 @@
 import { Command, Option } from 'commander';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { AppError } from '../../shared/errors.js';
+import { clientToken } from '../../shared/config/cluster-token.js';
+import { AppError, ConfigError } from '../../shared/errors.js';
 import { runEmbeddedCrawl } from '../embedded/run-embedded-crawl.js';
 import { formatWhy, why, type WhyOptions } from './why.js';
 import { roleScripts, type RoleName } from '../embedded/role-scripts.js';
@@ -10,6 +11,9 @@ import { planCrawl, type RawCrawlOptions } from './crawl-options.js';
 import { ProgressDisplay } from './progress-display.js';
 import { buildClusterSummary, buildSummary, formatSummary } from './summary.js';
 import { runClusterCrawl } from '../cluster/run-cluster-crawl.js';
+
+/** Where a scheduler on this machine keeps its data, and its token when none is given. */
+const DEFAULT_DATA_DIR = './ackcrawl-data';
 
 /** Commander reducer for a repeatable option. */
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -19,7 +23,7 @@ function collect(value: string, previous: string[] | undefined): string[] {
 function fail(err: unknown): never {
   const message = err instanceof Error ? err.message : String(err);
   process.stderr.write(`ackcrawl: ${message.split('\n').join('\nackcrawl: ')}\n`);
-  process.exit(err instanceof AppError && err.status === 400 ? 2 : 1);
+  process.exit((err instanceof AppError && err.status === 400) || err instanceof ConfigError ? 2 : 1);
 }
 
 async function crawl(seeds: string[], raw: RawCrawlOptions & { cluster?: boolean }): Promise<void> {
@@ -29,7 +33,7 @@ async function crawl(seeds: string[], raw: RawCrawlOptions & { cluster?: boolean
   if (raw.cluster) {
     const target = {
       schedulerUrl: process.env.ACKCRAWL_SCHEDULER_URL ?? 'ws://127.0.0.1:8700/crawlers',
-      token: process.env.ACKCRAWL_TOKEN,
+      token: clientToken(process.env.ACKCRAWL_TOKEN, process.env.ACKCRAWL_DATA_DIR || DEFAULT_DATA_DIR),
     };
     const { summary, output } = await runClusterCrawl(plan, target, { onProgress });
     display.clear();
@@ -129,7 +133,7 @@ program
   .option('--verbose', 'show the roles\u2019 logs')
   .option(
     '--cluster',
-    'submit to the running cluster (ACKCRAWL_SCHEDULER_URL, ACKCRAWL_TOKEN) and follow it, instead of running the roles here',
+    'submit to the running cluster (ACKCRAWL_SCHEDULER_URL; ACKCRAWL_TOKEN, or the token file in ACKCRAWL_DATA_DIR) and follow it, instead of running the roles here',
   )
   .action((seeds: string[], options: RawCrawlOptions) => crawl(seeds, options).catch(fail));
 
@@ -169,11 +173,18 @@ program
   .description('say where a URL is in a crawl and what it waits for (scope, robots, politeness, retries…)')
   .argument('<url>', 'the URL to explain')
   .option('--scheduler <url>', "a running scheduler's HTTP address, e.g. http://127.0.0.1:8080")
-  .option('--token <token>', "the scheduler's token (default: ACKCRAWL_TOKEN)")
+  .option(
+    '--token <token>',
+    "the scheduler's token (default: ACKCRAWL_TOKEN, else the token file in ACKCRAWL_DATA_DIR, ./ackcrawl-data)",
+  )
   .option('--out <dir>', "an embedded crawl's --out folder (running or finished)")
   .option('--json', 'print the answer as JSON')
   .action(async (url: string, options: WhyOptions) => {
-    const answer = await why(url, options).catch(fail);
+    const answer = await why(url, options, {
+      token: process.env.ACKCRAWL_TOKEN,
+      dataDir: process.env.ACKCRAWL_DATA_DIR || DEFAULT_DATA_DIR,
+      schedulerApi: process.env.ACKCRAWL_SCHEDULER_API,
+    }).catch(fail);
     process.stdout.write(options.json ? `${JSON.stringify(answer, null, 2)}\n` : `${formatWhy(answer)}\n`);
   });
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
+import { clientToken } from '../../shared/config/cluster-token.js';
 import { InvalidInputError } from '../../shared/errors.js';
 import { SCHEDULER_FILE, type WhyAnswer } from '../../shared/protocol/why.js';
 import { createScope, type ScopeMode } from '../../shared/url/scope.js';
@@ -14,16 +15,31 @@ export interface WhyOptions {
   json?: boolean;
 }
 
+/** What `why` takes from the environment (the CLI's composition root reads it). */
+export interface WhyEnv {
+  /** ACKCRAWL_TOKEN */
+  token?: string | undefined;
+  /** ACKCRAWL_DATA_DIR: where a scheduler on this machine keeps its token file. */
+  dataDir: string;
+  /** ACKCRAWL_SCHEDULER_API */
+  schedulerApi?: string | undefined;
+}
+
 /**
  * `ackcrawl why URL`: asks a running scheduler (`--scheduler`, or the one an embedded crawl in
  * `--out` is running), or, when none runs, reads the embedded crawl's frontier file in `--out`.
+ * A cluster scheduler is asked with `--token`, ACKCRAWL_TOKEN or its token file; an embedded one
+ * with the one-time token its `--out` folder holds.
  */
-export async function why(url: string, options: WhyOptions): Promise<WhyAnswer> {
+export async function why(url: string, options: WhyOptions, env: WhyEnv): Promise<WhyAnswer> {
   const out = options.out === undefined ? undefined : resolve(options.out);
   const running = out ? runningScheduler(out) : null;
-  const api = options.scheduler ?? running?.api ?? process.env.ACKCRAWL_SCHEDULER_API;
-  const token = options.token ?? running?.token ?? process.env.ACKCRAWL_TOKEN;
+  const api = options.scheduler ?? running?.api ?? env.schedulerApi;
   if (api) {
+    const token =
+      options.token ??
+      (api === running?.api ? running.token : undefined) ??
+      clientToken(env.token, env.dataDir);
     try {
       return await ask(api, token, url);
     } catch (err) {
@@ -50,11 +66,11 @@ function runningScheduler(out: string): { api: string; token?: string } | null {
   }
 }
 
-async function ask(api: string, token: string | undefined, url: string): Promise<WhyAnswer> {
+async function ask(api: string, token: string, url: string): Promise<WhyAnswer> {
   const target = new URL('/why', api);
   target.searchParams.set('url', url);
   const res = await fetch(target, {
-    headers: token ? { authorization: `Bearer ${token}` } : {},
+    headers: { authorization: `Bearer ${token}` },
     signal: AbortSignal.timeout(10_000),
   });
   const body = (await res.json()) as WhyAnswer & { error?: { code: string; message: string } };

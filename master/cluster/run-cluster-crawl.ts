@@ -5,7 +5,8 @@ import type { CrawlPlan } from '../cli/crawl-options.js';
 export interface ClusterTarget {
   /** The scheduler's crawler endpoint, as agents and crawlers know it (ACKCRAWL_SCHEDULER_URL). */
   schedulerUrl: string;
-  token: string | undefined;
+  /** Its token (ACKCRAWL_TOKEN, or the token file a scheduler on this machine wrote). */
+  token: string;
 }
 
 /** `ws://host:port/crawlers` → `http://host:port/crawl`. */
@@ -25,7 +26,7 @@ async function call(target: ClusterTarget, init: { method: string; body?: unknow
       method: init.method,
       headers: {
         'content-type': 'application/json',
-        ...(target.token ? { authorization: `Bearer ${target.token}` } : {}),
+        authorization: `Bearer ${target.token}`,
       },
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
       signal: AbortSignal.timeout(30_000),

@@ -10,14 +10,13 @@ import {
   type SchedulerMessage,
   type WireTask,
 } from '../../shared/protocol/messages.js';
+import { MAX_TEXT_MESSAGE_BYTES } from '../../shared/protocol/frame-limits.js';
 import { decodeOutcomeFrame, type DecodedOutcome } from '../../shared/protocol/outcome-frame.js';
 import { RENDER_CAPABILITY } from '../../shared/protocol/render-rules.js';
 import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
 import type { CrawlerSession } from '../dispatch/dispatcher.js';
 
 export interface SessionHandlers {
-  /** Null to admit the crawler, or the error it is refused with. */
-  authenticate(hello: Hello): AppError | null;
   onReady(session: WsSession): void;
   onCredit(session: WsSession): void;
   onOutcome(session: WsSession, outcome: DecodedOutcome): void;
@@ -35,12 +34,17 @@ export interface SessionOptions {
   logger: Logger;
   /** Bad frames tolerated before the connection is closed. */
   maxBadFrames?: number;
+  /** A socket that has not said hello by then is closed (default 5 s). */
+  helloTimeoutMs?: number;
+  /** Tasks held at most: sent and not yet answered, plus unused credit (default 1,000). */
+  maxCredit?: number;
 }
 
 /**
- * One crawler's WebSocket. It must say hello (with the protocol version and, when required, the
- * token) before anything else; credit messages add to what may be sent; outcomes arrive as binary
- * frames. A bad frame gets a typed `error` reply and the session lives on, up to a limit.
+ * One crawler's WebSocket, authenticated at the upgrade (scheduler/ws/upgrade.ts). It must say
+ * hello (with the protocol version) within `helloTimeoutMs` and before anything else; credit
+ * messages add to what may be sent, up to `maxCredit` tasks held; outcomes arrive as binary frames.
+ * A bad frame gets a typed `error` reply and the session lives on, up to a limit.
  */
 export class WsSession implements CrawlerSession {
   readonly id = randomUUID();
@@ -51,6 +55,10 @@ export class WsSession implements CrawlerSession {
   private badFrames = 0;
   private lastSeen = Date.now();
   private readonly heartbeat: NodeJS.Timeout;
+  private readonly helloTimer: NodeJS.Timeout;
+  /** Tasks sent and not answered yet: with the credit, never more than maxCredit. */
+  private readonly held = new Set<string>();
+  private overCredit = false;
   private readonly logger: Logger;
 
   constructor(
@@ -63,9 +71,13 @@ export class WsSession implements CrawlerSession {
     ws.on('close', () => this.onClose());
     ws.on('error', (err) => this.logger.warn({ err }, 'crawler socket error'));
     this.heartbeat = setInterval(() => this.checkHeartbeat(), options.heartbeatMs);
+    this.helloTimer = setTimeout(() => {
+      if (!this.ready) this.fatal(new ProtocolError('HELLO_TIMEOUT', 'no hello in time; closing'));
+    }, options.helloTimeoutMs ?? 5_000);
   }
 
   sendTasks(tasks: WireTask[]): void {
+    for (const task of tasks) this.held.add(task.taskId);
     this.send({ type: 'tasks', items: tasks });
   }
 
@@ -85,11 +97,21 @@ export class WsSession implements CrawlerSession {
   private onMessage(data: RawData, isBinary: boolean): void {
     this.lastSeen = Date.now();
     try {
-      const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+      // ws hands over one Buffer per message (binaryType nodebuffer): used as it is, never copied.
+      const buffer = Buffer.isBuffer(data)
+        ? data
+        : Array.isArray(data)
+          ? Buffer.concat(data)
+          : Buffer.from(data);
       if (isBinary) {
         if (!this.ready) throw new ProtocolError('NOT_READY', 'outcome before hello');
-        this.handlers.onOutcome(this, decodeOutcomeFrame(buffer));
+        const outcome = decodeOutcomeFrame(buffer);
+        this.held.delete(outcome.header.taskId);
+        this.handlers.onOutcome(this, outcome);
         return;
+      }
+      if (buffer.length > MAX_TEXT_MESSAGE_BYTES) {
+        throw new ProtocolError('BAD_FRAME', `text message over ${MAX_TEXT_MESSAGE_BYTES} bytes`);
       }
       this.onText(buffer.toString('utf8'));
     } catch (err) {
@@ -117,7 +139,7 @@ export class WsSession implements CrawlerSession {
     if (!this.ready) throw new ProtocolError('NOT_READY', `${message.type} before hello`);
     switch (message.type) {
       case 'credit':
-        this.credit += message.n;
+        this.addCredit(message.n);
         this.handlers.onCredit(this);
         return;
       case 'heartbeat':
@@ -130,9 +152,24 @@ export class WsSession implements CrawlerSession {
         this.handlers.onStarted(this, message.taskId);
         return;
       case 'robots':
+        this.held.delete(message.taskId);
         this.handlers.onRobots?.(this, message);
         return;
     }
+  }
+
+  /** Credit beyond what the session may hold is dropped (and said once in the log). */
+  private addCredit(n: number): void {
+    const max = this.options.maxCredit ?? 1_000;
+    const room = Math.max(0, max - this.held.size - this.credit);
+    if (n > room && !this.overCredit) {
+      this.overCredit = true;
+      this.logger.warn(
+        { asked: n, granted: room, max },
+        'crawler asks for more tasks than a session may hold',
+      );
+    }
+    this.credit += Math.min(n, room);
   }
 
   private onHello(hello: Hello): void {
@@ -146,9 +183,8 @@ export class WsSession implements CrawlerSession {
       );
       return;
     }
-    const refused = this.handlers.authenticate(hello);
-    if (refused) return this.fatal(refused);
     this.ready = true;
+    clearTimeout(this.helloTimer);
     this.crawlerId = hello.crawlerId;
     this.canRender = hello.capabilities?.includes(RENDER_CAPABILITY) ?? false;
     this.send({
@@ -176,9 +212,11 @@ export class WsSession implements CrawlerSession {
     this.send({ type: 'error', code: error.code, message: error.message, fatal: false });
   }
 
-  private fatal(error: AppError): void {
+  /** Tells the crawler why and closes; one that does not answer the close is cut off after 1 s. */
+  fatal(error: AppError): void {
     this.send({ type: 'error', code: error.code, message: error.message, fatal: true });
     this.ws.close(1008, error.code);
+    setTimeout(() => this.ws.terminate(), 1000).unref();
   }
 
   private checkHeartbeat(): void {
@@ -190,6 +228,7 @@ export class WsSession implements CrawlerSession {
 
   private onClose(): void {
     clearInterval(this.heartbeat);
+    clearTimeout(this.helloTimer);
     this.handlers.onClose(this);
   }
 }

@@ -47,11 +47,11 @@ export const fetchSettingsSchema = z.object({
 export type FetchSettings = z.infer<typeof fetchSettingsSchema>;
 
 // crawler → scheduler
+/** The first message of a session. The token is not in it: it went with the upgrade request. */
 export const helloSchema = z.object({
   type: z.literal('hello'),
   protocol: z.number().int(),
   crawlerId: z.string().min(1).max(200),
-  token: z.string().max(500).optional(),
   pid: z.number().int().optional(),
   /** What this crawler can do beyond fetching, e.g. `render` (it drives a browser). Absent: none. */
   capabilities: z.array(z.string().min(1).max(50)).max(20).optional(),

@@ -28,10 +28,10 @@ class FakeCrawler {
   }
 
   static async join(url: string, credit: number): Promise<FakeCrawler> {
-    const ws = new WebSocket(url);
+    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${TOKEN}` } });
     await new Promise<void>((resolve, reject) => ws.once('open', resolve).once('error', reject));
     const crawler = new FakeCrawler(ws);
-    ws.send(JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, crawlerId: 'fake', token: TOKEN }));
+    ws.send(JSON.stringify({ type: 'hello', protocol: PROTOCOL_VERSION, crawlerId: 'fake' }));
     ws.send(JSON.stringify({ type: 'credit', n: credit }));
     return crawler;
   }

@@ -4,7 +4,6 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WebSocket } from 'ws';
 import { CrawlScheduler, type CrawlSchedulerSettings } from '../../scheduler/crawl-scheduler.js';
 import { openSqliteFrontier, type SqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
 import { FileSink } from '../../shared/adapters/page-sink/file-sink.js';
@@ -13,136 +12,15 @@ import { crawlRequestSchema } from '../../shared/protocol/crawl-api.js';
 import { DEFAULT_MAX_LINKS_PER_PAGE, DEFAULT_MAX_URL_LENGTH } from '../../shared/protocol/link-limits.js';
 import type { OutcomeHeader, SchedulerMessage, WireTask } from '../../shared/protocol/messages.js';
 import { encodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
-import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../shared/protocol/page-record.js';
+import type { PageRecord } from '../../shared/protocol/page-record.js';
 import type { NewTask } from '../../shared/protocol/task.js';
 import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
+import { okOutcome, pageRecord, RawClient } from '../helpers/raw-crawler.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
 const SEEDS = 10;
 const WAIT = { timeoutMs: 5_000 };
-
-type ErrorMessage = Extract<SchedulerMessage, { type: 'error' }>;
-
-/** A crawler written by hand: raw frames in, every scheduler message recorded. */
-class RawClient {
-  readonly messages: SchedulerMessage[] = [];
-  closed: { code: number; reason: string } | null = null;
-  private beat = 0;
-
-  private constructor(private readonly ws: WebSocket) {
-    ws.on('message', (data, isBinary) => {
-      assert.equal(isBinary, false, 'the scheduler sends text frames only');
-      this.messages.push(JSON.parse(String(data)) as SchedulerMessage);
-    });
-    ws.on('close', (code, reason) => (this.closed = { code, reason: reason.toString() }));
-  }
-
-  static async connect(url: string): Promise<RawClient> {
-    const ws = new WebSocket(url);
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    });
-    return new RawClient(ws);
-  }
-
-  get open(): boolean {
-    return this.ws.readyState === WebSocket.OPEN;
-  }
-
-  text(data: string): void {
-    this.ws.send(data);
-  }
-
-  json(message: unknown): void {
-    this.ws.send(JSON.stringify(message));
-  }
-
-  binary(frame: Buffer): void {
-    this.ws.send(frame, { binary: true });
-  }
-
-  async hello(fields: Record<string, unknown> = {}): Promise<void> {
-    this.json({ type: 'hello', protocol: PROTOCOL_VERSION, crawlerId: 'raw-test', token: TOKEN, ...fields });
-    await waitFor(() => this.messages.some((m) => m.type === 'welcome'), { ...WAIT, message: 'welcome' });
-  }
-
-  credit(n: number): void {
-    this.json({ type: 'credit', n });
-  }
-
-  tasks(): WireTask[] {
-    return this.messages.flatMap((m) => (m.type === 'tasks' ? m.items : []));
-  }
-
-  errors(): ErrorMessage[] {
-    return this.messages.filter((m): m is ErrorMessage => m.type === 'error');
-  }
-
-  /** Waits for the `count`-th error and returns it. */
-  async error(count: number): Promise<ErrorMessage> {
-    await waitFor(() => this.errors().length >= count, { ...WAIT, message: `error #${count}` });
-    return this.errors()[count - 1] as ErrorMessage;
-  }
-
-  /**
-   * A heartbeat round trip. The scheduler handles a socket's frames in order and replies in order,
-   * so once the echo is here, every reply to what was sent before it is here too.
-   */
-  async barrier(): Promise<void> {
-    const t = (this.beat += 1);
-    this.json({ type: 'heartbeat', t });
-    await waitFor(() => this.messages.some((m) => m.type === 'heartbeat' && m.t === t), {
-      ...WAIT,
-      message: 'heartbeat echo',
-    });
-  }
-
-  async waitClosed(): Promise<{ code: number; reason: string }> {
-    await waitFor(() => this.closed !== null, { ...WAIT, message: 'socket closed' });
-    return this.closed as { code: number; reason: string };
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.ws.close(1000, 'test done');
-    await this.waitClosed();
-  }
-}
-
-function pageRecord(task: WireTask, fields: Partial<PageRecord> = {}): Buffer {
-  const record: PageRecord = {
-    schema: PAGE_RECORD_SCHEMA,
-    url: task.url,
-    finalUrl: task.url,
-    status: 200,
-    outcome: 'ok',
-    error: null,
-    contentType: 'text/html',
-    depth: task.depth,
-    parentUrl: task.parentUrl,
-    links: [],
-    nofollowLinks: [],
-    nofollow: false,
-    redirects: [],
-    headers: {},
-    fetchedAt: new Date().toISOString(),
-    durationMs: 1,
-    attempt: task.attempt,
-    crawlerId: 'raw-test',
-    bodyBytes: 9,
-    bodySha256: null,
-    bodyEncoding: 'utf8',
-    body: '<p>hi</p>',
-    ...fields,
-  };
-  return Buffer.from(JSON.stringify(record));
-}
-
-function okOutcome(taskId: string, links: string[] = []): OutcomeHeader {
-  return { type: 'outcome', taskId, outcome: 'ok', failure: null, links };
-}
 
 describe('scheduler WebSocket protocol', () => {
   let dir: string;
@@ -154,7 +32,7 @@ describe('scheduler WebSocket protocol', () => {
   const clients: RawClient[] = [];
 
   const connect = async (): Promise<RawClient> => {
-    const client = await RawClient.connect(url);
+    const client = await RawClient.connect(url, { token: TOKEN });
     clients.push(client);
     return client;
   };
@@ -263,10 +141,7 @@ describe('scheduler WebSocket protocol', () => {
       ['BAD_FRAME', () => client.json({ type: 'credit', n: 0 })],
       ['BAD_FRAME', () => client.binary(Buffer.from([0, 0, 0, 9, 1, 2]))],
       ['BAD_FRAME', () => client.binary(encodeOutcomeFrame(okOutcome('1'), Buffer.from('not json')))],
-      [
-        'DUPLICATE_HELLO',
-        () => client.json({ type: 'hello', protocol: PROTOCOL_VERSION, crawlerId: 'x', token: TOKEN }),
-      ],
+      ['DUPLICATE_HELLO', () => client.json({ type: 'hello', protocol: PROTOCOL_VERSION, crawlerId: 'x' })],
     ];
     for (const [i, [code, send]] of bad.entries()) {
       send();
@@ -286,7 +161,7 @@ describe('scheduler WebSocket protocol', () => {
 
   test('a hello with another protocol version is refused fatally and the socket closes', async () => {
     const client = await connect();
-    client.json({ type: 'hello', protocol: PROTOCOL_VERSION + 1, crawlerId: 'future', token: TOKEN });
+    client.json({ type: 'hello', protocol: PROTOCOL_VERSION + 1, crawlerId: 'future' });
     const error = await client.error(1);
     assert.equal(error.code, 'PROTOCOL_VERSION');
     assert.equal(error.fatal, true);
@@ -296,19 +171,6 @@ describe('scheduler WebSocket protocol', () => {
       client.messages.some((m) => m.type === 'welcome'),
       false,
     );
-  });
-
-  test('a hello with a wrong or missing token is refused fatally and the socket closes', async () => {
-    for (const token of [`${TOKEN}x`, 'short', undefined]) {
-      const client = await connect();
-      client.json({ type: 'hello', protocol: PROTOCOL_VERSION, crawlerId: 'intruder', token });
-      const error = await client.error(1);
-      assert.equal(error.code, 'UNAUTHORIZED', String(token));
-      assert.equal(error.fatal, true);
-      assert.equal((await client.waitClosed()).code, 1008);
-      assert.equal(client.tasks().length, 0);
-    }
-    assert.equal((await frontier.stats()).leased, SEEDS, 'no task left the buffer');
   });
 
   test('credit is never exceeded', async () => {

@@ -6,6 +6,7 @@ import type {
   WireTask,
 } from '../../../shared/protocol/messages.js';
 import { encodeOutcomeFrame } from '../../../shared/protocol/outcome-frame.js';
+import { fitOutcomeFrame } from './fit-frame.js';
 import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../../shared/protocol/page-record.js';
 import { DEFAULT_MAX_LINKS_PER_PAGE, DEFAULT_MAX_URL_LENGTH } from '../../../shared/protocol/link-limits.js';
 import { extractLinks, type ExtractedLinks } from '../parse/link-extractor.js';
@@ -46,6 +47,8 @@ export interface ProcessContext {
   defaultCharset?: string | undefined;
   /** Limits for `sitemap` tasks (defaults: 50,000 entries, 50 MiB). */
   sitemap?: SitemapLimits;
+  /** The largest frame the scheduler takes (`outcomeFrameLimit`); the outcome is fitted to it. */
+  maxFrameBytes?: number;
 }
 
 const RENDERED_TYPE = 'text/html; charset=utf-8';
@@ -202,5 +205,7 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     fetchMs: record.durationMs,
     ...(entries && !failure ? { entries } : {}),
   };
+  if (ctx.maxFrameBytes !== undefined)
+    return fitOutcomeFrame(header, record, page?.body ?? null, ctx.maxFrameBytes);
   return encodeOutcomeFrame(header, Buffer.from(JSON.stringify(record)));
 }

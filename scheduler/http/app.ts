@@ -1,0 +1,87 @@
+import Router from '@koa/router';
+import Koa, { type Middleware } from 'koa';
+import { AppError, InvalidInputError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import { crawlRequestSchema, type CrawlRequest, type CrawlStatus } from '../../shared/protocol/crawl-api.js';
+import type { WhyAnswer } from '../../shared/protocol/why.js';
+import { bearerMatches } from './bearer.js';
+import { errorResponses } from './error-responses.js';
+import { readJsonBody } from './json-body.js';
+import { crossOriginProblem, type HostPolicy } from './request-guards.js';
+
+export interface SchedulerAppDeps {
+  /** The bearer token every route but `/health` requires. */
+  token: string;
+  /** Which Host headers are answered (DNS rebinding). */
+  hosts: HostPolicy;
+  status: () => CrawlStatus;
+  submit: (request: CrawlRequest) => Promise<{ accepted: number }>;
+  /** "Why not yet?" for one URL. */
+  why: (url: string) => Promise<WhyAnswer>;
+  logger: Logger;
+}
+
+/**
+ * The scheduler's HTTP API, as a Koa app that does not listen (scheduler/ws/server.ts serves it,
+ * beside the crawler endpoint, on one port; tests drive `app.callback()`):
+ *
+ * - `GET /health`: open, says only that the scheduler answers;
+ * - `GET /crawl`, `POST /crawl`, `GET /why?url=…`: bearer token.
+ *
+ * Every request passes the Host check (DNS rebinding) and the cross-origin check first; a POST
+ * body must be `application/json` of at most 1 MiB. Errors are `{ error: { code, message } }`.
+ */
+export function createSchedulerApp(deps: SchedulerAppDeps): Koa {
+  const app = new Koa();
+  app.use(errorResponses(deps.logger));
+  app.use(async (ctx, next) => {
+    const problem =
+      deps.hosts.check(ctx.get('host') || undefined) ??
+      crossOriginProblem(
+        {
+          origin: ctx.get('origin') || undefined,
+          host: ctx.get('host') || undefined,
+          'sec-fetch-site': ctx.get('sec-fetch-site') || undefined,
+        },
+        true,
+      );
+    if (problem) throw problem;
+    await next();
+  });
+  const authorized: Middleware = async (ctx, next) => {
+    if (!bearerMatches(ctx.get('authorization') || undefined, deps.token)) {
+      throw new AppError('UNAUTHORIZED', 'a valid bearer token is required (Authorization: Bearer <token>)', {
+        status: 401,
+      });
+    }
+    await next();
+  };
+  const router = new Router();
+  router.get('/health', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/crawl', authorized, (ctx) => {
+    ctx.body = deps.status();
+  });
+  router.post('/crawl', authorized, async (ctx) => {
+    const parsed = crawlRequestSchema.safeParse(await readJsonBody(ctx));
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
+      throw new InvalidInputError('INVALID_CRAWL', issues.join('; '));
+    }
+    ctx.status = 202;
+    ctx.body = await deps.submit(parsed.data);
+  });
+  router.get('/why', authorized, async (ctx) => {
+    const url = ctx.query.url;
+    if (typeof url !== 'string' || url === '') {
+      throw new InvalidInputError('MISSING_URL', 'give the URL to explain: GET /why?url=https://…');
+    }
+    ctx.body = await deps.why(url);
+  });
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  // Errors are answered by errorResponses; Koa's own handler would print stack traces to stderr.
+  app.silent = true;
+  return app;
+}

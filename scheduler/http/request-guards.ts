@@ -1,0 +1,94 @@
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
+import { AppError } from '../../shared/errors.js';
+import { createHostLookup } from '../../shared/url/host-patterns.js';
+
+/**
+ * Which `Host` headers the scheduler answers. A DNS-rebinding attack reaches a server through a
+ * name the attacker controls, so only names the operator chose are accepted: on a loopback
+ * address, loopback names and IPs only; elsewhere also IP literals (no rebinding goes through one),
+ * this machine's host name, and `allowedHosts` (`example.com`, `*.example.com`, optional `:port`;
+ * `*` accepts any Host).
+ */
+export interface HostPolicy {
+  check(hostHeader: string | undefined): AppError | null;
+}
+
+export function isLoopbackAddress(address: string): boolean {
+  const bare = address.replace(/^\[|\]$/g, '').toLowerCase();
+  return (
+    bare === 'localhost' ||
+    bare === '::1' ||
+    (isIP(bare) === 4 && bare.startsWith('127.')) ||
+    bare.startsWith('::ffff:127.')
+  );
+}
+
+function isLoopbackName(name: string): boolean {
+  return isLoopbackAddress(name) || name.endsWith('.localhost');
+}
+
+/** `host[:port]` → its lowercased name (IPv6 in brackets), or null when it is not a host. */
+function hostName(header: string): string | null {
+  try {
+    const url = new URL(`http://${header}/`);
+    if (url.username || url.password || url.pathname !== '/' || url.search || url.hash) return null;
+    return url.hostname;
+  } catch {
+    return null;
+  }
+}
+
+export function createHostPolicy(options: {
+  listenHost: string;
+  allowedHosts: readonly string[];
+}): HostPolicy {
+  const loopbackOnly = isLoopbackAddress(options.listenHost);
+  const any = options.allowedHosts.includes('*');
+  const patterns = options.allowedHosts.filter((h) => h !== '*');
+  const listed = createHostLookup(patterns.map((pattern) => ({ pattern, value: true })));
+  const own = hostname().toLowerCase();
+  const allowed = (header: string, name: string): boolean => {
+    if (isLoopbackName(name) || listed(header.toLowerCase()) === true) return true;
+    if (loopbackOnly) return false;
+    return any || isIP(name.replace(/^\[|\]$/g, '')) !== 0 || name === own;
+  };
+  return {
+    check(header) {
+      const name = header ? hostName(header) : null;
+      if (header && name && allowed(header, name)) return null;
+      return new AppError(
+        'HOST_NOT_ALLOWED',
+        loopbackOnly
+          ? 'this scheduler listens on loopback and answers loopback names only (Host: 127.0.0.1, localhost or [::1])'
+          : 'this Host is not one the scheduler answers; add it to ACKCRAWL_ALLOWED_HOSTS',
+        { status: 403 },
+      );
+    },
+  };
+}
+
+/**
+ * A request a web page made from another origin: refused, so that no site a user visits can drive
+ * the scheduler through their browser (the bearer token and the JSON content type stop it too).
+ * A browser names the page's origin in `Origin`, and modern ones say `Sec-Fetch-Site`; the CLI
+ * and crawlers send neither. `sameOriginOk`: a same-origin `Origin` is fine (the HTTP API); the
+ * crawler endpoint refuses any browser at all.
+ */
+export function crossOriginProblem(
+  headers: { origin?: string | undefined; host?: string | undefined; 'sec-fetch-site'?: string | undefined },
+  sameOriginOk: boolean,
+): AppError | null {
+  const site = headers['sec-fetch-site'];
+  const origin = headers.origin;
+  const crossSite = site !== undefined && site !== 'same-origin' && site !== 'none';
+  const foreign =
+    origin !== undefined &&
+    (!sameOriginOk || origin.toLowerCase() !== `http://${(headers.host ?? '').toLowerCase()}`);
+  if (!crossSite && !foreign) return null;
+  return new AppError(
+    'CROSS_ORIGIN',
+    'requests from web pages are refused: call the scheduler from the ackcrawl CLI or a server-side client',
+    { status: 403 },
+  );
+}
