@@ -55,6 +55,13 @@ export interface DispatcherOptions {
   hold?: HostHold;
 }
 
+/** A retried task's last error code (`CODE: message`), for the crawler (see WireTask). */
+function lastErrorCodeOf(lease: Lease): { lastErrorCode?: string } {
+  if (lease.attempt <= 1 || lease.lastError === null) return {};
+  const code = /^[A-Z][A-Z0-9_]{0,99}(?=:|$)/.exec(lease.lastError)?.[0];
+  return code ? { lastErrorCode: code } : {};
+}
+
 /** How long tasks waiting for a render crawler are set aside when the frontier can do that. */
 const STRANDED_WAIT_MS = 60_000;
 
@@ -205,6 +212,7 @@ export class Dispatcher {
         // Sitemaps (scheduler/robots): what to do with the URL, and the lastmod its record carries.
         ...(lease.kind ? { kind: lease.kind } : {}),
         ...(lease.lastmod ? { lastmod: lease.lastmod } : {}),
+        ...lastErrorCodeOf(lease),
       });
     }
     for (const [session, tasks] of batches) session.sendTasks(tasks);

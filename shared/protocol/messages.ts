@@ -117,6 +117,11 @@ export const wireTaskSchema = z.object({
   kind: z.enum(['page', 'sitemap', 'robots']).optional(),
   /** The sitemap `<lastmod>` of this URL, copied to its record. */
   lastmod: z.string().max(MAX_LASTMOD_LENGTH).nullable().optional(),
+  /**
+   * The code the previous attempt failed with (retries only). `CONNECTION_RESET`: the crawler
+   * sends the request once, not once more on a fresh socket (the server resets this URL).
+   */
+  lastErrorCode: z.string().max(100).optional(),
 });
 export type WireTask = z.infer<typeof wireTaskSchema>;
 
