@@ -4,6 +4,7 @@ import { loadConfig } from '../shared/config/load.js';
 import { AppError, ConfigError } from '../shared/errors.js';
 import { createLogger } from '../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../shared/lifecycle/signals.js';
+import { exitOnFault } from '../shared/lifecycle/faults.js';
 import type { RoleIpcMessage } from '../shared/protocol/ipc.js';
 import { normalizeUrl } from '../shared/url/normalize.js';
 import { openBackend } from './backends/backend.js';
@@ -90,6 +91,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   const config = loadConfig(schedulerConfigSchema, env);
   validate(config);
   const logger = createLogger({ name: 'scheduler', level: config.logLevel });
+  exitOnFault(logger);
   mkdirSync(config.outDir, { recursive: true });
   const backend = await openBackend(config, logger);
   const jobPath = join(config.frontier === 'sqlite' ? config.outDir : config.dataDir, 'job.json');
@@ -123,7 +125,15 @@ export async function main(env: Record<string, string | undefined> = process.env
     onDone: (summary) => {
       logger.info(summary, 'crawl complete');
       tell({ type: 'done', summary: { ...summary } });
-      if (config.exitWhenDone) void shutdown().then(() => process.exit(0));
+      if (config.exitWhenDone) {
+        shutdown().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            logger.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      }
     },
   });
   let stopping: Promise<void> | null = null;

@@ -4,6 +4,7 @@ import { loadConfig } from '../../shared/config/load.js';
 import { ConfigError } from '../../shared/errors.js';
 import { createLogger } from '../../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../../shared/lifecycle/signals.js';
+import { exitOnFault } from '../../shared/lifecycle/faults.js';
 import { agentConfigSchema } from './config.js';
 import { nodeSpawner, ProcessManager } from './process-manager.js';
 
@@ -13,6 +14,7 @@ const CRAWLER_SCRIPT = fileURLToPath(new URL('../crawler/main.js', import.meta.u
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(agentConfigSchema, env);
   const logger = createLogger({ name: 'agent', level: config.logLevel });
+  exitOnFault(logger);
   const manager = new ProcessManager({
     // Slots past `processes` are the render-capable ones.
     spawn: nodeSpawner(

@@ -4,6 +4,7 @@ import { AppError, ConfigError } from '../../shared/errors.js';
 import { RENDER_CAPABILITY } from '../../shared/protocol/render-rules.js';
 import { createLogger } from '../../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../../shared/lifecycle/signals.js';
+import { exitOnFault } from '../../shared/lifecycle/faults.js';
 import { crawlerConfigSchema, type CrawlerConfig } from './config.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Renderer } from './render/renderer.js';
@@ -20,6 +21,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   const logger = createLogger({ name: 'crawler', level: config.logLevel }).child({
     crawlerId: config.crawlerId,
   });
+  exitOnFault(logger);
   const fetcherFor = createFetcherFactory({ maxSockets: config.concurrency * 2, logger });
   const renderer = config.canRender ? await createRenderer(config, logger) : null;
   const client = new SchedulerClient({
@@ -61,7 +63,10 @@ export async function main(env: Record<string, string | undefined> = process.env
   setInterval(() => {
     if (process.ppid !== parent) {
       logger.warn('agent gone; stopping');
-      void close().then(() => process.exit(0));
+      close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
     }
   }, 1000).unref();
   client.start();

@@ -10,6 +10,11 @@ import { planCrawl, type RawCrawlOptions } from './crawl-options.js';
 import { ProgressDisplay } from './progress-display.js';
 import { buildClusterSummary, buildSummary, formatSummary } from './summary.js';
 import { runClusterCrawl } from '../cluster/run-cluster-crawl.js';
+import { exitOnFault } from '../../shared/lifecycle/faults.js';
+import { createLogger } from '../../shared/logger.js';
+
+// A role run from here (`ackcrawl scheduler`, ...) installs its own logger in place of this one.
+exitOnFault(createLogger({ name: 'cli', level: 'error' }));
 
 /** Commander reducer for a repeatable option. */
 function collect(value: string, previous: string[] | undefined): string[] {
