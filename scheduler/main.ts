@@ -107,6 +107,7 @@ export async function main(env: Record<string, string | undefined> = process.env
       leaseMs: config.leaseMs,
       heartbeatMs: config.heartbeatMs,
       bufferSize: config.bufferSize,
+      drainTimeoutMs: config.drainTimeoutMs,
       robots: {
         ttlMs: config.robotsTtlMs,
         retryMs: config.robotsRetryMs,
@@ -143,7 +144,8 @@ export async function main(env: Record<string, string | undefined> = process.env
       await scheduler.close();
       await backend.close();
     })());
-  onShutdownSignal(logger, shutdown);
+  // The crawlers' drain, then time for their outcomes to become durable and for the backend to close.
+  onShutdownSignal(logger, shutdown, config.drainTimeoutMs + 15_000);
   const url = await scheduler.start();
   logger.info({ url, output: backend.output }, 'scheduler listening');
   if (config.frontier === 'sqlite') announce(config.outDir, url, config.token);

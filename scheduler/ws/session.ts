@@ -25,6 +25,11 @@ export interface SessionHandlers {
   onStarted(session: WsSession, taskId: string): void;
   /** The answer to a `robots` task (scheduler/robots). */
   onRobots?(session: WsSession, answer: RobotsAnswer): void;
+  /** The crawler starts work on these tasks. */
+  onWorking?(session: WsSession, taskIds: string[]): void;
+  /** The crawler hands these tasks back unfinished (it drains). */
+  onRelease?(session: WsSession, taskIds: string[]): void;
+  /** The connection ended; `session.saidBye` tells a clean goodbye from a crash or a loss. */
   onClose(session: WsSession): void;
 }
 
@@ -48,6 +53,7 @@ export class WsSession implements CrawlerSession {
   crawlerId = '';
   canRender = false;
   private ready = false;
+  private bye = false;
   private badFrames = 0;
   private lastSeen = Date.now();
   private readonly heartbeat: NodeJS.Timeout;
@@ -63,6 +69,14 @@ export class WsSession implements CrawlerSession {
     ws.on('close', () => this.onClose());
     ws.on('error', (err) => this.logger.warn({ err }, 'crawler socket error'));
     this.heartbeat = setInterval(() => this.checkHeartbeat(), options.heartbeatMs);
+  }
+
+  /**
+   * The crawler said `bye` before its connection ended: it stopped cleanly (what it held it
+   * finished or released). Otherwise it crashed, was killed or was lost.
+   */
+  get saidBye(): boolean {
+    return this.bye;
   }
 
   sendTasks(tasks: WireTask[]): void {
@@ -124,6 +138,7 @@ export class WsSession implements CrawlerSession {
         this.send({ type: 'heartbeat', t: message.t });
         return;
       case 'bye':
+        this.bye = true;
         this.close(1000, 'bye');
         return;
       case 'started':
@@ -131,6 +146,12 @@ export class WsSession implements CrawlerSession {
         return;
       case 'robots':
         this.handlers.onRobots?.(this, message);
+        return;
+      case 'working':
+        this.handlers.onWorking?.(this, message.taskIds);
+        return;
+      case 'release':
+        this.handlers.onRelease?.(this, message.taskIds);
         return;
     }
   }
