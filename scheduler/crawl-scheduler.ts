@@ -13,7 +13,7 @@ import type { HostRule } from '../shared/politeness/host-rules.js';
 import { decideRetry } from './retry/retry-policy.js';
 import { CrashTally } from './dispatch/crash-tally.js';
 import { crashOutcomes } from './outcomes/crash-outcomes.js';
-import { DEFAULT_DRAIN_TIMEOUT_MS } from '../shared/lifecycle/drain.js';
+import { BYE_GRACE_MS, DEFAULT_DRAIN_TIMEOUT_MS } from '../shared/lifecycle/drain.js';
 import { createLinkFilter } from './outcomes/link-filter.js';
 import { readRecovered, type RecoveredOutcome } from './outcomes/recovered.js';
 import { SeenCache } from './outcomes/seen-cache.js';
@@ -501,7 +501,8 @@ export class CrawlScheduler {
       await crawlersDrained({
         holding: () => this.dispatcher.inFlightCount + this.robots.fetchesInFlight,
         connected: () => this.server?.sessions.size ?? 0,
-        timeoutMs: this.deps.settings.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
+        // Crawlers hand back what still runs at their own deadline (the same setting), then say bye.
+        timeoutMs: (this.deps.settings.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS) + BYE_GRACE_MS,
         logger: this.deps.logger,
       });
       await this.server?.close();

@@ -7,3 +7,6 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
 
 /** What the agent adds to the crawlers' drain deadline before it sends SIGKILL. */
 export const KILL_AFTER_DRAIN_MS = 5_000;
+
+/** What a stopping scheduler waits past the drain deadline for crawlers' last releases and byes. */
+export const BYE_GRACE_MS = 2_000;
