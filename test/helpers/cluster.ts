@@ -46,6 +46,8 @@ export async function startCluster(options: {
   concurrency?: number;
   /** Render-capable crawler processes per agent, besides `processes`. */
   renderProcesses?: number;
+  /** More settings for every role (ACKCRAWL_LEASE_MS, ...), over the defaults below. */
+  env?: NodeJS.ProcessEnv;
 }): Promise<Cluster> {
   const id = randomUUID().slice(0, 8);
   const port = await freePort();
@@ -66,6 +68,7 @@ export async function startCluster(options: {
     ACKCRAWL_PROCESSES: String(options.processes),
     ACKCRAWL_RENDER_PROCESSES: String(options.renderProcesses ?? 0),
     ACKCRAWL_HEARTBEAT_MS: '1000',
+    ...options.env,
   };
   let scheduler: ChildProcess | null = null;
   const stopHooks: (() => void)[] = [];
