@@ -261,6 +261,51 @@ describe('crawler faults on the cluster', () => {
     }
   });
 
+  test('kill -9 a random crawler every 1.5 s on a slow site: every page ok, bystanders rarely lose an attempt', async () => {
+    counts.requests.clear();
+    counts.site.resetStats();
+    counts.onPage = () => false;
+    const cluster = await startCluster({ agents: 2, processes: 2 });
+    let kills = 0;
+    try {
+      const run = crawl(cluster, counts.site);
+      const killer = setInterval(() => {
+        const pids = cluster.crawlers();
+        const victim = pids[Math.floor(Math.random() * pids.length)];
+        if (victim === undefined) return;
+        try {
+          process.kill(victim, 'SIGKILL');
+          kills += 1;
+        } catch {
+          // already gone
+        }
+      }, 1500);
+      const summary = await finish(run).finally(() => clearInterval(killer));
+      assert.ok(kills >= 3, `crawlers were killed during the crawl (${kills})`);
+      assert.deepEqual(
+        { pages: summary.pages, ok: summary.ok, failed: summary.failed },
+        { pages: PAGES, ok: PAGES, failed: 0 },
+        'no bystander ended as CRAWLER_CRASHED',
+      );
+      const { byUrl, duplicates } = await delivered(`${kills} random kills`, cluster, counts);
+      assert.equal(byUrl.size, PAGES);
+      const records = [...byUrl.values()].flat();
+      assert.ok(
+        records.every((r) => r.outcome === 'ok'),
+        'every page ok',
+      );
+      // Each repeat at the site is a task a killed crawler was working on: one strike, no attempt
+      // counted. A page on a later attempt was struck twice (its second crawler died too).
+      const later = records.filter((r) => r.attempt > 1).length;
+      const repeats = [...counts.requests.values()].reduce((a, n) => a + n - 1, 0);
+      console.log(`# ${kills} random kills: ${repeats} pages struck once, ${later} had an attempt counted`);
+      assert.ok(later <= Math.max(3, repeats * 0.1), `${later} of ${repeats} struck pages lost an attempt`);
+      assert.ok(duplicates < PAGES * 0.01, `duplicates under 1% (${duplicates})`);
+    } finally {
+      await cluster.stop();
+    }
+  });
+
   test('a poison URL that kills whichever crawler fetches it: CRAWLER_CRASHED, every other page done', async () => {
     counts.requests.clear();
     counts.site.resetStats();
