@@ -87,9 +87,9 @@ export class WsSession implements CrawlerSession {
     if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(message));
   }
 
-  /** Ask the crawler to finish what it has and take nothing more. */
+  /** Ask the crawler to finish what it has and take nothing more (once it has said hello). */
   drain(): void {
-    this.send({ type: 'drain' });
+    if (this.ready) this.send({ type: 'drain' });
   }
 
   close(code = 1001, reason = 'scheduler closing'): void {
