@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { defaultCharsetSchema } from '../shared/protocol/charset-label.js';
 import { field } from '../shared/config/load.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS } from '../shared/lifecycle/drain.js';
 import { kafkaSettingsSchema } from '../shared/config/kafka-settings.js';
 import { s3SettingsSchema } from '../shared/config/s3-settings.js';
 import { renderHostsSchema, renderModeSchema } from '../shared/protocol/render-rules.js';
@@ -83,6 +84,11 @@ export const schedulerConfigSchema = z.object({
   /** Host patterns whose pages are rendered whatever `render` says (example.com, *.example.com). */
   renderHosts: field.list().pipe(renderHostsSchema).default([]),
   leaseMs: field.int(1000).default(120_000),
+  /**
+   * On SIGTERM: how long to wait for crawlers to deliver the outcomes of the tasks they run (and
+   * hand back the rest) before closing; crawlers read the same setting for their own drain.
+   */
+  drainTimeoutMs: field.int(0).default(DEFAULT_DRAIN_TIMEOUT_MS),
   heartbeatMs: field.int(100).default(5_000),
   userAgent: z.string().min(1).default('ackcrawl/0.1 (+https://github.com/ackcrawl/ackcrawl)'),
   /** User-Agents to rotate through, one per line in the environment (userAgent stays the identity). */

@@ -9,6 +9,9 @@ import { HostGate } from './politeness/host-gate.js';
 import { DEFAULT_POLITENESS, type PolitenessSettings } from './politeness/politeness-settings.js';
 import type { HostRule } from '../shared/politeness/host-rules.js';
 import { decideRetry } from './retry/retry-policy.js';
+import { CrashTally } from './dispatch/crash-tally.js';
+import { crashOutcomes } from './outcomes/crash-outcomes.js';
+import { BYE_GRACE_MS, DEFAULT_DRAIN_TIMEOUT_MS } from '../shared/lifecycle/drain.js';
 import { createLinkFilter } from './outcomes/link-filter.js';
 import { readRecovered, type RecoveredOutcome } from './outcomes/recovered.js';
 import { SeenCache } from './outcomes/seen-cache.js';
@@ -16,6 +19,7 @@ import { Settler } from './outcomes/settler.js';
 import type { SettlerLimits } from './outcomes/settler-limits.js';
 import { startWsServer, type RunningWsServer } from './ws/server.js';
 import type { WsSession } from './ws/session.js';
+import { crawlersDrained } from './ws/drain.js';
 import { ProgressMeter, type CrawlProgress, type CrawlSummary } from './progress.js';
 import { createSchedulerApp } from './http/app.js';
 import { createHostPolicy } from './http/request-guards.js';
@@ -73,6 +77,8 @@ export interface CrawlSchedulerSettings {
   leaseMs: number;
   heartbeatMs: number;
   bufferSize: number;
+  /** Graceful stop: how long to wait for crawlers to deliver what they hold (default 15 s). */
+  drainTimeoutMs?: number;
   job: JobSettings;
   /** Where records go, for status reports (`file:/dir`, `kafka:topic`). */
   output: string;
@@ -105,6 +111,9 @@ export class CrawlScheduler {
   private readonly settler: Settler;
   private readonly robots: RobotsGuard;
   private readonly sitemaps: SitemapSeeder;
+  private readonly crashes = new CrashTally();
+  /** Hand-backs under way (a crawler gone or draining), awaited by close(). */
+  private readonly handBacks = new Set<Promise<unknown>>();
   private inScope: (url: string) => boolean = () => false;
   private linkFilter: ReturnType<typeof createLinkFilter>;
   private needsRender: RenderPredicate | null;
@@ -156,6 +165,16 @@ export class CrawlScheduler {
         waitMs: (next, now) => this.robots.waitMs(next, now),
         nextTask: (sessionId, now) => this.robots.nextTask(sessionId, now),
       },
+      crashes: crashOutcomes({
+        tally: this.crashes,
+        settle: {
+          fail: (lease, record, error) => this.settler.fail(lease, record, error),
+          retry: (lease, delayMs, error) => this.settler.retry(lease, delayMs, error),
+        },
+        retry: () => ({ retryDelayMs: this.job.retryDelayMs, maxAttempts: this.job.maxAttempts }),
+        clock: this.clock,
+        logger: logger.child({ module: 'crashes' }),
+      }),
     });
     this.robots = new RobotsGuard({
       cache: new RobotsCache({
@@ -219,14 +238,26 @@ export class CrawlScheduler {
         logger: logger.child({ module: 'api' }),
       }),
       handlers: {
-        onReady: (session) => this.dispatcher.addSession(session),
+        onReady: (session) => {
+          this.dispatcher.addSession(session);
+          // A crawler that joins while this scheduler stops gets no work; it may go at once.
+          if (this.closing) session.drain();
+        },
         onCredit: () => this.dispatcher.pump(),
         onOutcome: (session, outcome) => this.onOutcome(session, outcome),
         onStarted: (session, taskId) => this.dispatcher.started(session.id, taskId),
         onRobots: (session, answer) => this.onRobots(session, answer),
+        onWorking: (session, taskIds) => this.dispatcher.working(session.id, taskIds),
+        onRelease: (session, taskIds) => {
+          for (const taskId of taskIds) this.robots.release(session.id, taskId);
+          this.handBack(this.dispatcher.release(session.id, taskIds), 'release');
+        },
         onClose: (session) => {
           this.robots.sessionGone(session.id);
-          void this.dispatcher.removeSession(session.id);
+          // No goodbye: it crashed, was killed or was lost. Sockets this scheduler closes as it
+          // stops are not the crawlers' fault.
+          const crashed = !session.saidBye && this.closing === null;
+          this.handBack(this.dispatcher.removeSession(session.id, { crashed }), 'crawler gone');
         },
       },
     });
@@ -234,6 +265,19 @@ export class CrawlScheduler {
     this.timers.push(setInterval(() => void this.renewLeases(), Math.floor(settings.leaseMs / 3)));
     this.dispatcher.pump();
     return this.server.url;
+  }
+
+  /** Tasks going back to the frontier: failures are logged (their leases run out and they come back). */
+  private handBack(promise: Promise<unknown>, what: string): void {
+    const tracked = promise
+      .catch((err: unknown) => {
+        this.deps.logger.error(
+          { err, what },
+          'could not hand tasks back to the frontier; they come back when their leases run out',
+        );
+      })
+      .finally(() => this.handBacks.delete(tracked));
+    this.handBacks.add(tracked);
   }
 
   private makeLinkFilter(): ReturnType<typeof createLinkFilter> {
@@ -352,6 +396,7 @@ export class CrawlScheduler {
             })
           : this.linkFilter(header.links, lease);
       this.settler.ack(lease, sinkRecord, discovered);
+      this.crashes.forget(lease.taskId);
     } else {
       const failure = header.failure ?? {
         code: 'UNKNOWN',
@@ -365,8 +410,12 @@ export class CrawlScheduler {
         { retryDelayMs: this.job.retryDelayMs, maxAttempts: this.job.maxAttempts },
       );
       const reason = `${failure.code}: ${failure.message}`;
-      if (decision.kind === 'final') this.settler.fail(lease, sinkRecord, reason);
-      else this.settler.retry(lease, decision.delayMs, reason);
+      if (decision.kind === 'final') {
+        this.settler.fail(lease, sinkRecord, reason);
+        this.crashes.forget(lease.taskId);
+      } else {
+        this.settler.retry(lease, decision.delayMs, reason);
+      }
     }
     this.dispatcher.pump();
   }
@@ -444,16 +493,31 @@ export class CrawlScheduler {
   }
 
   /**
-   * Clean shutdown, safe to call twice: stop serving, let in-flight outcomes settle, hand back the
-   * rest. Crawlers that were mid-fetch lose their tasks to the frontier, never to the void.
+   * Graceful stop, safe to call twice: dispatch nothing more and ask every crawler to drain; wait
+   * (up to `drainTimeoutMs`) while they deliver the outcomes of what they run and hand back what
+   * they had not started; let those outcomes become durable; then close the connections and hand
+   * back whatever is still buffered or in flight. A restart then re-fetches only what was not done
+   * by the deadline.
    */
   close(): Promise<void> {
     return (this.closing ??= (async () => {
-      for (const timer of this.timers) clearInterval(timer);
+      const [tick, ...rest] = this.timers;
+      clearInterval(tick);
+      this.dispatcher.stopDispatching();
       this.robots.close();
       for (const session of this.server?.sessions ?? []) session.drain();
+      await crawlersDrained({
+        holding: () => this.dispatcher.inFlightCount + this.robots.fetchesInFlight,
+        connected: () => this.server?.sessions.size ?? 0,
+        // Crawlers hand back what still runs at their own deadline (the same setting), then say bye.
+        timeoutMs: (this.deps.settings.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS) + BYE_GRACE_MS,
+        logger: this.deps.logger,
+      });
       await this.server?.close();
+      await Promise.all([...this.handBacks]);
       await this.settler.close();
+      // Leases are renewed until their outcomes are durable.
+      for (const timer of rest) clearInterval(timer);
       await this.dispatcher.close();
     })());
   }

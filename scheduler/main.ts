@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../shared/files/atomic-write.js';
 import { AppError, ConfigError } from '../shared/errors.js';
 import { createLogger } from '../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../shared/lifecycle/signals.js';
+import { exitOnFault } from '../shared/lifecycle/faults.js';
 import type { RoleIpcMessage } from '../shared/protocol/ipc.js';
 import { normalizeUrl } from '../shared/url/normalize.js';
 import { openBackend } from './backends/backend.js';
@@ -91,6 +92,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   const config = loadConfig(schedulerConfigSchema, env);
   validate(config);
   const logger = createLogger({ name: 'scheduler', level: config.logLevel });
+  exitOnFault(logger);
   // No scheduler runs without credentials: the configured token, or the one kept in the data dir.
   const { token, source, path: tokenFile } = schedulerToken(config.token, config.dataDir);
   if (source !== 'config') {
@@ -128,6 +130,7 @@ export async function main(env: Record<string, string | undefined> = process.env
         maxBatchBytes: config.sinkBatchBytes,
         stallLogIntervalMs: config.stallLogIntervalMs,
       },
+      drainTimeoutMs: config.drainTimeoutMs,
       robots: {
         ttlMs: config.robotsTtlMs,
         retryMs: config.robotsRetryMs,
@@ -146,7 +149,15 @@ export async function main(env: Record<string, string | undefined> = process.env
     onDone: (summary) => {
       logger.info(summary, 'crawl complete');
       tell({ type: 'done', summary: { ...summary } });
-      if (config.exitWhenDone) void shutdown().then(() => process.exit(0));
+      if (config.exitWhenDone) {
+        shutdown().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            logger.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      }
     },
   });
   let stopping: Promise<void> | null = null;
@@ -156,7 +167,8 @@ export async function main(env: Record<string, string | undefined> = process.env
       await scheduler.close();
       await backend.close();
     })());
-  onShutdownSignal(logger, shutdown);
+  // The crawlers' drain, then time for their outcomes to become durable and for the backend to close.
+  onShutdownSignal(logger, shutdown, config.drainTimeoutMs + 15_000);
   const url = await scheduler.start();
   logger.info({ url, output: backend.output }, 'scheduler listening');
   if (!isLoopbackAddress(config.listenHost)) {

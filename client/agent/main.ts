@@ -6,7 +6,8 @@ import { loadConfig } from '../../shared/config/load.js';
 import { ConfigError } from '../../shared/errors.js';
 import { createLogger } from '../../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../../shared/lifecycle/signals.js';
-import { agentConfigSchema } from './config.js';
+import { exitOnFault } from '../../shared/lifecycle/faults.js';
+import { agentConfigSchema, killAfterMs } from './config.js';
 import { nodeSpawner, ProcessManager } from './process-manager.js';
 
 const CRAWLER_SCRIPT = fileURLToPath(new URL('../crawler/main.js', import.meta.url));
@@ -23,6 +24,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     ACKCRAWL_DATA_DIR: resolve(config.dataDir),
     ...(config.token ? { ACKCRAWL_TOKEN: config.token } : {}),
   };
+  exitOnFault(logger);
+  const stopTimeoutMs = killAfterMs(config);
   const manager = new ProcessManager({
     // Slots past `processes` are the render-capable ones.
     spawn: nodeSpawner(
@@ -32,10 +35,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
       (slot) => slot >= config.processes,
     ),
     logger,
-    stopTimeoutMs: config.stopTimeoutMs,
+    stopTimeoutMs,
     maxRestartsPerMinute: config.maxRestartsPerMinute,
   });
-  onShutdownSignal(logger, () => manager.stop(), config.stopTimeoutMs + 5_000);
+  onShutdownSignal(logger, () => manager.stop(), stopTimeoutMs + 5_000);
   manager.scale(config.processes + config.renderProcesses);
   logger.info({ processes: config.processes, renderProcesses: config.renderProcesses }, 'agent running');
 }

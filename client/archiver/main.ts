@@ -3,6 +3,7 @@ import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
 import { ConfigError } from '../../shared/errors.js';
 import { createLogger } from '../../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../../shared/lifecycle/signals.js';
+import { exitOnFault } from '../../shared/lifecycle/faults.js';
 import { createArchiver } from './archiver.js';
 import { archiverConfigSchema } from './config.js';
 
@@ -10,6 +11,7 @@ import { archiverConfigSchema } from './config.js';
 export async function main(env: Record<string, string | undefined> = process.env): Promise<void> {
   const config = loadConfig(archiverConfigSchema, env);
   const logger = createLogger({ name: 'archiver', level: config.logLevel });
+  exitOnFault(logger);
   const blobStore = createMinioBlobStore(config);
   const archiver = createArchiver(config, {
     blobStore,

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { DEFAULT_CHROMIUM_PATH } from '../../shared/config/chromium.js';
 import { field } from '../../shared/config/load.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../shared/lifecycle/drain.js';
 
 /** Crawler process settings (ACKCRAWL_<KEY>); fetch limits come from the scheduler's welcome. */
 export const crawlerConfigSchema = z.object({
@@ -21,6 +22,12 @@ export const crawlerConfigSchema = z.object({
   renderConcurrency: field.int(1).default(4),
   /** After the page's load event, wait at most this long for the network to settle. */
   renderIdleTimeoutMs: field.int(0).default(5_000),
+  /**
+   * On SIGTERM: how long running tasks may take to finish and deliver their outcomes before they
+   * are handed back (tasks not started are handed back at once). The agent waits longer than this
+   * before SIGKILL.
+   */
+  drainTimeoutMs: field.int(0).default(DEFAULT_DRAIN_TIMEOUT_MS),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -6,12 +6,14 @@ import { AppError, ConfigError } from '../../shared/errors.js';
 import { RENDER_CAPABILITY } from '../../shared/protocol/render-rules.js';
 import { createLogger } from '../../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../../shared/lifecycle/signals.js';
+import { exitOnFault } from '../../shared/lifecycle/faults.js';
+import { failureOutcome } from './page/failure-outcome.js';
+import { fetchRobots, robotsFailure } from './robots/fetch-robots.js';
 import { crawlerConfigSchema, type CrawlerConfig } from './config.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Renderer } from './render/renderer.js';
 import { createFetcherFactory } from './fetch/fetcher-factory.js';
 import { DEFAULT_SITEMAP_LIMITS, processTask } from './page/process-task.js';
-import { fetchRobots } from './robots/fetch-robots.js';
 import { SchedulerClient } from './scheduler-client.js';
 
 /** Composition root of one crawler process. */
@@ -23,6 +25,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   const logger = createLogger({ name: 'crawler', level: config.logLevel }).child({
     crawlerId: config.crawlerId,
   });
+  exitOnFault(logger);
   const fetcherFor = createFetcherFactory({ maxSockets: config.concurrency * 2, logger });
   const renderer = config.canRender ? await createRenderer(config, logger) : null;
   const client = new SchedulerClient({
@@ -50,22 +53,28 @@ export async function main(env: Record<string, string | undefined> = process.env
               maxBytes: settings.sitemapMaxBytes ?? DEFAULT_SITEMAP_LIMITS.maxBytes,
             },
           }),
+    failed: (task, err) =>
+      task.kind === 'robots' ? robotsFailure(task, err) : failureOutcome(task, err, config.crawlerId),
     onFatal: (code, message) => {
       logger.fatal({ code, message }, 'refused by the scheduler; exiting');
       process.exit(3);
     },
   });
   const close = async (): Promise<void> => {
-    await client.close();
+    await client.close(config.drainTimeoutMs);
     await renderer?.close();
   };
-  onShutdownSignal(logger, close);
+  // The drain's own deadline, then up to 2 s to say bye and close, and the browser's close.
+  onShutdownSignal(logger, close, config.drainTimeoutMs + 5_000);
   // An orphaned crawler (its agent died by kill -9) stops instead of crawling unsupervised.
   const parent = process.ppid;
   setInterval(() => {
     if (process.ppid !== parent) {
       logger.warn('agent gone; stopping');
-      void close().then(() => process.exit(0));
+      close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
     }
   }, 1000).unref();
   client.start();

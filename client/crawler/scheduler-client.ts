@@ -1,7 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import type { Logger } from '../../shared/logger.js';
-import { schedulerMessageSchema, type FetchSettings, type WireTask } from '../../shared/protocol/messages.js';
+import {
+  schedulerMessageSchema,
+  type CrawlerTextMessage,
+  type FetchSettings,
+  type WireTask,
+} from '../../shared/protocol/messages.js';
 import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
 
 export interface SchedulerClientOptions {
@@ -16,9 +21,15 @@ export interface SchedulerClientOptions {
   logger: Logger;
   /**
    * Does the task; calls `started` when its request goes out (sent on only if the task asked).
-   * Resolves with its outcome frame (binary), or a text message for a `robots` task. Must not throw.
+   * Resolves with its outcome frame (binary), or a text message for a `robots` task. Should not
+   * throw; when it does, `failed` says what to send instead.
    */
   work: (task: WireTask, settings: FetchSettings, started: () => void) => Promise<Buffer | string>;
+  /**
+   * The outcome of a task whose `work` threw or rejected (a bug): a failed outcome, so the task
+   * follows the retry policy instead of taking the process down. Throwing here hands it back.
+   */
+  failed: (task: WireTask, err: unknown) => Buffer | string;
   /** Called when the scheduler refuses this crawler for good (HTTP 401/403 at the upgrade, wrong protocol). */
   onFatal?: (code: string, message: string) => void;
 }
@@ -28,19 +39,32 @@ export interface SchedulerClientOptions {
  * with backoff. Credit is what this process asks for: it never holds more tasks than concurrency
  * plus a small prefetch. When the connection drops, outcomes of its tasks are dropped too: the
  * scheduler has already handed those tasks back.
+ *
+ * Before it starts tasks it says so (`working`): a task in flight on a crawler that then dies counts
+ * against the task only if it was being worked on (docs/protocol.md). A drain (the scheduler's
+ * `drain`, or close() on SIGTERM) asks for no more work, hands back the tasks not started
+ * (`release`), lets the running ones finish and deliver their outcomes, then says `bye`.
  */
 export class SchedulerClient {
   private ws: WebSocket | null = null;
   private epoch = 0;
   private settings: FetchSettings | null = null;
+  /** Tasks of the current connection not started yet. */
   private queue: WireTask[] = [];
+  /** Tasks running, of any connection: what `concurrency` bounds. */
   private running = 0;
+  /** Tasks of the current connection running: their outcomes are still wanted. */
+  private readonly live = new Set<string>();
   private owed = 0;
   private creditTimer: NodeJS.Immediate | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private lastHeard = Date.now();
   private backoffMs = 100;
+  /** The connection (epoch) being drained: no credit, new tasks handed back, bye once idle. */
+  private drainingEpoch = 0;
+  private byeSentEpoch = 0;
   private stopping = false;
+  private closing: Promise<void> | null = null;
   private idleWaiters: (() => void)[] = [];
   private readonly prefetch: number;
 
@@ -63,7 +87,6 @@ export class SchedulerClient {
     this.ws = ws;
     ws.on('unexpected-response', (_req, res) => this.onRefused(ws, epoch, res));
     ws.on('open', () => {
-      this.backoffMs = 100;
       this.lastHeard = Date.now();
       ws.send(
         JSON.stringify({
@@ -109,6 +132,14 @@ export class SchedulerClient {
     }
   }
 
+  private get open(): boolean {
+    return this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  private sendText(message: CrawlerTextMessage): void {
+    if (this.open) this.ws?.send(JSON.stringify(message));
+  }
+
   private onMessage(text: string, epoch: number): void {
     let message;
     try {
@@ -123,10 +154,18 @@ export class SchedulerClient {
         this.startHeartbeat(message.heartbeatMs, epoch);
         this.options.logger.info({ sessionId: message.sessionId }, 'connected to the scheduler');
         this.owed = 0;
-        // Slots still busy with a previous connection's tasks are not asked for again.
+        // Slots still busy with a previous connection's tasks are not asked for again (each asks
+        // for its slot when it ends).
         this.grant(Math.max(0, this.options.concurrency + this.prefetch - this.running - this.queue.length));
         return;
       case 'tasks':
+        // Work arrives: this connection is a useful one, reconnect quickly if it drops.
+        this.backoffMs = 100;
+        if (this.drainingEpoch === epoch) {
+          // Sent before the scheduler saw that this crawler drains: not started, so handed back.
+          this.release(message.items.map((t) => t.taskId));
+          return;
+        }
         for (const task of message.items) this.queue.push(task);
         this.runQueued(epoch);
         return;
@@ -144,44 +183,113 @@ export class SchedulerClient {
         return;
       case 'drain':
         this.options.logger.info('scheduler asked to drain');
+        this.drain(epoch);
         return;
       case 'heartbeat':
         return;
     }
   }
 
+  /** Hand tasks back to the scheduler: not started here, they cost no attempt. */
+  private release(taskIds: string[]): void {
+    if (taskIds.length === 0) return;
+    this.sendText({ type: 'release', taskIds });
+  }
+
+  /** Take no more work on this connection; hand back what is queued; bye once nothing runs. */
+  private drain(epoch: number): void {
+    if (epoch !== this.epoch || this.drainingEpoch === epoch) return;
+    this.drainingEpoch = epoch;
+    this.owed = 0;
+    this.release(this.queue.map((t) => t.taskId));
+    this.queue = [];
+    this.byeWhenIdle();
+  }
+
+  private byeWhenIdle(): void {
+    const epoch = this.epoch;
+    if (this.drainingEpoch !== epoch || this.live.size > 0 || this.byeSentEpoch === epoch) return;
+    this.byeSentEpoch = epoch;
+    // The scheduler closes the connection on bye; nothing it sent this connection is still here.
+    this.sendText({ type: 'bye' });
+  }
+
   private runQueued(epoch: number): void {
     const settings = this.settings;
-    if (!settings) return;
+    if (!settings || epoch !== this.epoch || this.drainingEpoch === epoch) return;
+    const starting: WireTask[] = [];
     while (this.running < this.options.concurrency && this.queue.length > 0) {
       const task = this.queue.shift() as WireTask;
       this.running += 1;
-      const started = (): void => {
-        if (task.reportStart && epoch === this.epoch && this.ws?.readyState === WebSocket.OPEN) {
-          this.ws.send(JSON.stringify({ type: 'started', taskId: task.taskId }));
-        }
-      };
-      void this.options.work(task, settings, started).then((frame) => {
-        this.running -= 1;
-        if (epoch === this.epoch && this.ws?.readyState === WebSocket.OPEN) {
-          this.ws.send(frame);
-          this.grant(1);
-        }
-        this.runQueued(this.epoch);
-        if (this.running === 0) for (const wake of this.idleWaiters.splice(0)) wake();
-      });
+      this.live.add(task.taskId);
+      starting.push(task);
     }
+    if (starting.length === 0) return;
+    // Said before any of them starts, so a task that takes this process down is known to have
+    // been worked on when it went (a synchronous hang would keep a later message from going out).
+    this.sendText({ type: 'working', taskIds: starting.map((t) => t.taskId) });
+    for (const task of starting) this.startTask(task, settings, epoch);
+  }
+
+  private startTask(task: WireTask, settings: FetchSettings, epoch: number): void {
+    const started = (): void => {
+      if (task.reportStart && epoch === this.epoch && this.live.has(task.taskId)) {
+        this.sendText({ type: 'started', taskId: task.taskId });
+      }
+    };
+    let work: Promise<Buffer | string>;
+    try {
+      work = this.options.work(task, settings, started);
+    } catch (err) {
+      work = Promise.reject(err);
+    }
+    void work.then(
+      (frame) => this.finish(task, epoch, frame),
+      (err: unknown) => this.finish(task, epoch, this.failedFrame(task, err)),
+    );
+  }
+
+  /** What to send for a task whose work failed unexpectedly; null: hand it back. */
+  private failedFrame(task: WireTask, err: unknown): Buffer | string | null {
+    this.options.logger.error(
+      { err, taskId: task.taskId, url: task.url },
+      'task failed unexpectedly; reporting it as a failure',
+    );
+    try {
+      return this.options.failed(task, err);
+    } catch (failedErr) {
+      this.options.logger.error(
+        { err: failedErr, taskId: task.taskId },
+        'could not report it; handing it back',
+      );
+      return null;
+    }
+  }
+
+  private finish(task: WireTask, epoch: number, frame: Buffer | string | null): void {
+    this.running -= 1;
+    // Only this connection's tasks are delivered: an earlier connection's were handed back by the
+    // scheduler when it dropped, and their outcomes would be refused as stale.
+    if (epoch === this.epoch && this.live.delete(task.taskId) && this.open) {
+      if (frame === null) this.release([task.taskId]);
+      else this.ws?.send(frame);
+    }
+    // A slot is free, whichever connection its task came on.
+    this.grant(1);
+    this.runQueued(this.epoch);
+    this.byeWhenIdle();
+    if (this.live.size === 0) for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
   /** Ask for `n` more tasks, batched into one credit message per tick. */
   private grant(n: number): void {
-    if (this.stopping || n <= 0) return;
+    if (this.stopping || this.drainingEpoch === this.epoch || n <= 0) return;
     this.owed += n;
     if (this.creditTimer) return;
     this.creditTimer = setImmediate(() => {
       this.creditTimer = null;
-      if (this.owed > 0 && this.ws?.readyState === WebSocket.OPEN && !this.stopping) {
-        this.ws.send(JSON.stringify({ type: 'credit', n: this.owed }));
+      if (this.owed > 0 && this.open && !this.stopping && this.drainingEpoch !== this.epoch) {
+        this.sendText({ type: 'credit', n: this.owed });
         this.owed = 0;
       }
     });
@@ -190,20 +298,21 @@ export class SchedulerClient {
   private startHeartbeat(heartbeatMs: number, epoch: number): void {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = setInterval(() => {
-      if (epoch !== this.epoch || this.ws?.readyState !== WebSocket.OPEN) return;
+      if (epoch !== this.epoch || !this.open) return;
       if (Date.now() - this.lastHeard > heartbeatMs * 3) {
         this.options.logger.warn('scheduler silent for three heartbeats; reconnecting');
-        this.ws.terminate();
+        this.ws?.terminate();
         return;
       }
-      this.ws.send(JSON.stringify({ type: 'heartbeat', t: Date.now() }));
+      this.sendText({ type: 'heartbeat', t: Date.now() });
     }, heartbeatMs);
   }
 
   private onClose(epoch: number, code: number, reason: string): void {
     if (epoch !== this.epoch) return;
     this.queue = [];
-    this.settings = this.settings ?? null;
+    this.live.clear();
+    for (const wake of this.idleWaiters.splice(0)) wake();
     if (this.stopping) return;
     this.options.logger.info(
       { code, reason, retryInMs: this.backoffMs },
@@ -214,28 +323,47 @@ export class SchedulerClient {
   }
 
   /**
-   * Stop asking for work, finish the tasks already started and deliver their outcomes (up to the
-   * deadline), then close. Queued tasks not yet started are handed back by the scheduler.
+   * Graceful stop (SIGTERM), safe to call twice: stop asking for work, hand back the tasks not
+   * started, finish the running ones and deliver their outcomes within `deadlineMs`, hand back
+   * whatever still runs then, say bye and close. Nothing is re-fetched that was finished.
    */
-  async close(deadlineMs = 10_000): Promise<void> {
-    if (this.stopping) return;
-    this.stopping = true;
-    this.queue = [];
-    if (this.running > 0) {
-      await Promise.race([
-        new Promise<void>((resolve) => this.idleWaiters.push(resolve)),
-        new Promise((resolve) => setTimeout(resolve, deadlineMs).unref()),
-      ]);
-    }
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    const ws = this.ws;
-    if (ws && ws.readyState === WebSocket.OPEN) {
-      ws.send(JSON.stringify({ type: 'bye' }));
+  close(deadlineMs = 15_000): Promise<void> {
+    return (this.closing ??= (async () => {
+      const epoch = this.epoch;
+      this.drain(epoch);
+      this.stopping = true;
+      if (this.live.size > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          new Promise<void>((resolve) => this.idleWaiters.push(resolve)),
+          new Promise<void>((resolve) => (timer = setTimeout(resolve, deadlineMs))),
+        ]);
+        clearTimeout(timer);
+      }
+      if (epoch === this.epoch && this.live.size > 0) {
+        this.options.logger.warn(
+          { tasks: this.live.size },
+          'drain deadline passed; handing back running tasks',
+        );
+        this.release([...this.live]);
+        this.live.clear();
+      }
+      this.byeWhenIdle();
+      if (this.heartbeat) clearInterval(this.heartbeat);
+      const ws = this.ws;
+      if (!ws || ws.readyState === WebSocket.CLOSED) return;
+      if (ws.readyState !== WebSocket.OPEN) {
+        ws.terminate();
+        return;
+      }
       await new Promise<void>((resolve) => {
-        ws.once('close', () => resolve());
+        const timer = setTimeout(resolve, 2_000);
+        ws.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
         ws.close(1000, 'crawler closing');
-        setTimeout(resolve, 2000).unref();
       });
-    }
+    })());
   }
 }

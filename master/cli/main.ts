@@ -11,6 +11,11 @@ import { planCrawl, type RawCrawlOptions } from './crawl-options.js';
 import { ProgressDisplay } from './progress-display.js';
 import { buildClusterSummary, buildSummary, formatSummary } from './summary.js';
 import { runClusterCrawl } from '../cluster/run-cluster-crawl.js';
+import { exitOnFault } from '../../shared/lifecycle/faults.js';
+import { createLogger } from '../../shared/logger.js';
+
+// A role run from here (`ackcrawl scheduler`, ...) installs its own logger in place of this one.
+exitOnFault(createLogger({ name: 'cli', level: 'error' }));
 
 /** Where a scheduler on this machine keeps its data, and its token when none is given. */
 const DEFAULT_DATA_DIR = './ackcrawl-data';

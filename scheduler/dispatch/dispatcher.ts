@@ -4,8 +4,12 @@ import type { WireTask } from '../../shared/protocol/messages.js';
 import type { Lease } from '../../shared/protocol/task.js';
 import type { Located } from '../../shared/protocol/why.js';
 import type { HostGate, RequestFeedback } from '../politeness/host-gate.js';
+import { FlightBook } from './flight-book.js';
 import type { RenderPredicate } from './render-rule.js';
 import { TaskBuffer, type HostWait } from './task-buffer.js';
+import { wireTaskOf } from './wire-task.js';
+
+export type { InFlight } from './flight-book.js';
 
 /** What the dispatcher needs of a connected crawler. */
 export interface CrawlerSession {
@@ -17,12 +21,15 @@ export interface CrawlerSession {
   sendTasks(tasks: WireTask[]): void;
 }
 
-export interface InFlight {
-  lease: Lease;
-  sessionId: string;
-  sentAt: number;
-  /** The crawler must report when the request goes out (`started`), and has not yet. */
-  startPending: boolean;
+/**
+ * What happens to tasks whose crawler died (scheduler/dispatch/crash-tally.ts): a task that was
+ * being worked on by a crawler that died without a goodbye is `struck`; tasks struck before are
+ * suspects, sent one per crawler at a time, so that a task that kills crawlers meets few others.
+ */
+export interface CrashPolicy {
+  isSuspect(lease: Lease): boolean;
+  /** 'release': back to the frontier at once, no attempt counted; 'settled': retried or failed. */
+  struck(lease: Lease): 'release' | 'settled';
 }
 
 /**
@@ -53,6 +60,8 @@ export interface DispatcherOptions {
   needsRender?: () => RenderPredicate | null;
   /** robots.txt: see HostHold. */
   hold?: HostHold;
+  /** Crawlers that die: see CrashPolicy. Absent: a dead crawler's tasks simply go back. */
+  crashes?: CrashPolicy;
 }
 
 /** How long tasks waiting for a render crawler are set aside when the frontier can do that. */
@@ -65,9 +74,12 @@ const STRANDED_WAIT_MS = 60_000;
  */
 export class Dispatcher {
   private readonly sessions = new Map<string, CrawlerSession>();
-  private readonly inFlight = new Map<string, InFlight>();
+  private readonly inFlight: FlightBook;
   private readonly buffer: TaskBuffer;
+  /** Tasks that were being worked on by a crawler that died: sent one per crawler at a time. */
+  private readonly suspects: TaskBuffer;
   private readonly hostWait: HostWait;
+  private dispatching = true;
   private refilling = false;
   private frontierEmptyUntil = 0;
   private wakeTimer: NodeJS.Timeout | null = null;
@@ -78,8 +90,11 @@ export class Dispatcher {
 
   constructor(private readonly options: DispatcherOptions) {
     const { perHostBuffer } = options;
-    this.buffer = new TaskBuffer(typeof perHostBuffer === 'function' ? perHostBuffer : () => perHostBuffer);
+    const perHost = typeof perHostBuffer === 'function' ? perHostBuffer : () => perHostBuffer;
+    this.buffer = new TaskBuffer(perHost);
+    this.suspects = new TaskBuffer(perHost);
     const { gate, hold } = options;
+    this.inFlight = new FlightBook(gate);
     // robots.txt hold first: asking it is what queues the fetch of a host's unknown rules.
     this.hostWait = hold
       ? { waitMs: (host, now, next) => Math.max(hold.waitMs(next, now), gate.waitMs(host, now)) }
@@ -91,54 +106,99 @@ export class Dispatcher {
   }
 
   get bufferedCount(): number {
-    return this.buffer.size;
+    return this.buffer.size + this.suspects.size;
   }
 
   addSession(session: CrawlerSession): void {
     this.sessions.set(session.id, session);
   }
 
-  /** The crawler is gone: its tasks go back to the frontier at once, without counting an attempt. */
-  async removeSession(sessionId: string): Promise<void> {
+  /**
+   * The crawler is gone: its tasks go back to the frontier at once, without counting an attempt.
+   * When it `crashed` (no goodbye: killed, crashed, lost), the tasks it was working on are struck
+   * (CrashPolicy), which may settle them instead; tasks only queued there go back as they are.
+   */
+  async removeSession(sessionId: string, { crashed }: { crashed: boolean }): Promise<void> {
     this.sessions.delete(sessionId);
+    const now = this.options.clock();
     const back: Lease[] = [];
-    for (const [taskId, flight] of this.inFlight) {
-      if (flight.sessionId !== sessionId) continue;
-      this.inFlight.delete(taskId);
-      this.finishOnGate(flight, this.options.clock());
+    let struck = 0;
+    let settled = 0;
+    for (const flight of this.inFlight.endSession(sessionId, now)) {
+      if (crashed && flight.working && this.options.crashes) {
+        struck += 1;
+        if (this.options.crashes.struck(flight.lease) === 'settled') {
+          settled += 1;
+          continue;
+        }
+      }
       back.push(flight.lease);
     }
-    if (back.length > 0) {
+    if (crashed && struck > 0) {
+      this.options.logger.warn(
+        { sessionId, tasks: back.length + settled, workedOn: struck, settled },
+        'crawler gone without a goodbye; the tasks it worked on count as having been on a crashed crawler',
+      );
+    } else if (back.length > 0) {
       this.options.logger.info(
         { sessionId, tasks: back.length },
         'crawler gone; its tasks go back to the frontier',
       );
-      await this.options.frontier.release(back);
-      this.frontierEmptyUntil = 0;
     }
-    this.pump();
+    try {
+      if (back.length > 0) await this.options.frontier.release(back);
+    } finally {
+      this.frontierEmptyUntil = 0;
+      this.pump();
+    }
+  }
+
+  /** The crawler hands tasks back unfinished: to the frontier, no attempt counted. Returns how many. */
+  async release(sessionId: string, taskIds: readonly string[]): Promise<number> {
+    const now = this.options.clock();
+    const back: Lease[] = [];
+    for (const taskId of taskIds) {
+      const flight = this.inFlight.end(sessionId, taskId, now);
+      if (flight) back.push(flight.lease);
+    }
+    try {
+      if (back.length > 0) await this.options.frontier.release(back);
+    } finally {
+      if (back.length > 0) this.frontierEmptyUntil = 0;
+      this.pump();
+    }
+    return back.length;
+  }
+
+  /** The crawler starts work on these tasks (until then they only wait in its queue). */
+  working(sessionId: string, taskIds: readonly string[]): void {
+    for (const taskId of taskIds) {
+      const flight = this.inFlight.of(sessionId, taskId);
+      if (flight) flight.working = true;
+    }
   }
 
   /** The task's outcome arrived: it is no longer in flight. Null when stale or not this session's. */
   complete(sessionId: string, taskId: string, feedback?: RequestFeedback): Lease | null {
-    const flight = this.inFlight.get(taskId);
-    if (!flight || flight.sessionId !== sessionId) return null;
-    this.inFlight.delete(taskId);
-    this.finishOnGate(flight, this.options.clock(), feedback);
-    return flight.lease;
+    return this.inFlight.end(sessionId, taskId, this.options.clock(), feedback)?.lease ?? null;
   }
 
   /** The crawler's request for a task went out: the host's delay runs from now. */
   started(sessionId: string, taskId: string): void {
-    const flight = this.inFlight.get(taskId);
-    if (!flight || flight.sessionId !== sessionId || !flight.startPending) return;
+    const flight = this.inFlight.of(sessionId, taskId);
+    if (!flight) return;
+    flight.working = true;
+    if (!flight.startPending) return;
     flight.startPending = false;
     this.options.gate.reportStart(flight.lease.host, this.options.clock());
     this.pump();
   }
 
-  private finishOnGate(flight: InFlight, now: number, feedback?: RequestFeedback): void {
-    this.options.gate.finish(flight.lease.host, now, feedback, flight.startPending);
+  /** Stop handing out work (a graceful stop drains); outcomes and releases are still taken. */
+  stopDispatching(): void {
+    this.dispatching = false;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeTimer = null;
   }
 
   /** New work may be in the frontier (settled links, retries, released tasks). */
@@ -149,7 +209,7 @@ export class Dispatcher {
 
   /** Hand out every task that politeness and credit allow; refill the buffer when it runs low. */
   pump(): void {
-    if (this.closed) return;
+    if (this.closed || !this.dispatching) return;
     const now = this.options.clock();
     const batches = new Map<CrawlerSession, WireTask[]>();
     let wakeInMs = Infinity;
@@ -157,8 +217,12 @@ export class Dispatcher {
     const needsRender = this.options.needsRender?.() ?? null;
     // Once a static crawler finds nothing it may take, no static crawler will in this pump.
     let staticDone = false;
+    // Sessions that found nothing only because they hold a suspect: others may take one.
+    const passed = new Set<string>();
     while (allowed) {
-      const session = this.nextSessionWithCredit(staticDone);
+      const session = this.nextSessionWithCredit(
+        (s) => passed.has(s.id) || (staticDone && s.canRender !== true),
+      );
       if (!session) break;
       const own = this.options.hold?.nextTask(session.id, now);
       if (own) {
@@ -168,9 +232,13 @@ export class Dispatcher {
         batch.push(own);
         continue;
       }
-      const { lease, wakeInMs: wait } = this.takeFor(session, needsRender, now);
+      const { lease, wakeInMs: wait, suspect } = this.takeFor(session, needsRender, now);
       if (!lease) {
         wakeInMs = Math.min(wakeInMs, wait);
+        if (this.suspects.size > 0 && this.inFlight.holdsSuspect(session.id)) {
+          passed.add(session.id);
+          continue;
+        }
         if (session.canRender === true || needsRender === null) break;
         staticDone = true;
         this.warnIfNoRenderer(needsRender);
@@ -180,32 +248,21 @@ export class Dispatcher {
       // A lease lost with its broker connection comes back as a new delivery: fetching it now would
       // only make a duplicate.
       if (this.options.frontier.isLeaseLive?.(lease) === false) continue;
-      // A second copy of a task already in flight (redelivered after a broker reconnect) takes the
-      // first one's place: the host's slot is counted once, and either outcome settles the task.
-      const previous = this.inFlight.get(lease.taskId);
-      if (previous) this.finishOnGate(previous, now);
+      // A second copy of a task in flight (a redelivery) takes the first one's place (FlightBook).
       const reportStart = this.options.gate.start(lease.host, now);
       session.credit -= 1;
-      this.inFlight.set(lease.taskId, {
-        lease,
-        sessionId: session.id,
-        sentAt: now,
-        startPending: reportStart,
-      });
+      this.inFlight.add(
+        { lease, sessionId: session.id, sentAt: now, startPending: reportStart, working: false, suspect },
+        now,
+      );
       let batch = batches.get(session);
       if (!batch) batches.set(session, (batch = []));
-      batch.push({
-        taskId: lease.taskId,
-        url: lease.url,
-        depth: lease.depth,
-        attempt: lease.attempt,
-        parentUrl: lease.parentUrl,
-        ...(session.canRender === true && needsRender?.(lease) ? { render: true } : {}),
-        ...(reportStart ? { reportStart } : {}),
-        // Sitemaps (scheduler/robots): what to do with the URL, and the lastmod its record carries.
-        ...(lease.kind ? { kind: lease.kind } : {}),
-        ...(lease.lastmod ? { lastmod: lease.lastmod } : {}),
-      });
+      batch.push(
+        wireTaskOf(lease, {
+          render: session.canRender === true && needsRender?.(lease) === true,
+          reportStart,
+        }),
+      );
     }
     for (const [session, tasks] of batches) session.sendTasks(tasks);
     if (Number.isFinite(wakeInMs)) this.wakeIn(wakeInMs);
@@ -251,13 +308,28 @@ export class Dispatcher {
     session: CrawlerSession,
     needsRender: RenderPredicate | null,
     now: number,
+  ): { lease: Lease | null; wakeInMs: number; suspect: boolean } {
+    if (this.suspects.size > 0 && !this.inFlight.holdsSuspect(session.id)) {
+      const suspect = this.takeFrom(this.suspects, session, needsRender, now);
+      if (suspect.lease) return { ...suspect, suspect: true };
+      const other = this.takeFrom(this.buffer, session, needsRender, now);
+      return { ...other, wakeInMs: Math.min(suspect.wakeInMs, other.wakeInMs), suspect: false };
+    }
+    return { ...this.takeFrom(this.buffer, session, needsRender, now), suspect: false };
+  }
+
+  private takeFrom(
+    buffer: TaskBuffer,
+    session: CrawlerSession,
+    needsRender: RenderPredicate | null,
+    now: number,
   ): { lease: Lease | null; wakeInMs: number } {
     const gate = this.hostWait;
-    if (needsRender === null) return this.buffer.take(gate, now);
-    if (session.canRender !== true) return this.buffer.take(gate, now, (lease) => !needsRender(lease));
-    const rendered = this.buffer.take(gate, now, needsRender);
+    if (needsRender === null) return buffer.take(gate, now);
+    if (session.canRender !== true) return buffer.take(gate, now, (lease) => !needsRender(lease));
+    const rendered = buffer.take(gate, now, needsRender);
     if (rendered.lease) return rendered;
-    const any = this.buffer.take(gate, now);
+    const any = buffer.take(gate, now);
     return { lease: any.lease, wakeInMs: Math.min(rendered.wakeInMs, any.wakeInMs) };
   }
 
@@ -280,11 +352,11 @@ export class Dispatcher {
     );
   }
 
-  private nextSessionWithCredit(skipStatic = false): CrawlerSession | null {
+  private nextSessionWithCredit(skip: (session: CrawlerSession) => boolean): CrawlerSession | null {
     const list = [...this.sessions.values()];
     for (let i = 0; i < list.length; i++) {
       const session = list[(this.sessionCursor + i) % list.length] as CrawlerSession;
-      if (skipStatic && session.canRender !== true) continue;
+      if (skip(session)) continue;
       if (session.credit > 0) {
         this.sessionCursor = (this.sessionCursor + i + 1) % list.length;
         return session;
@@ -305,7 +377,7 @@ export class Dispatcher {
   }
 
   private async refill(usable: number, stranded: readonly string[]): Promise<void> {
-    if (this.refilling || this.closed) return;
+    if (this.refilling || this.closed || !this.dispatching) return;
     this.refilling = true;
     try {
       const { bufferSize } = this.options;
@@ -318,7 +390,8 @@ export class Dispatcher {
         hostWaitMs: (host) =>
           waitingForBrowser.has(host) ? STRANDED_WAIT_MS : this.hostWaitEstimate(host, now),
       });
-      for (const lease of leases) this.buffer.add(lease);
+      const crashes = this.options.crashes;
+      for (const lease of leases) (crashes?.isSuspect(lease) ? this.suspects : this.buffer).add(lease);
       // Nothing ready: look again on the next tick rather than spinning on the frontier.
       if (leases.length === 0) this.frontierEmptyUntil = this.options.clock() + 250;
     } catch (err) {
@@ -327,19 +400,12 @@ export class Dispatcher {
     } finally {
       this.refilling = false;
     }
-    if (this.buffer.size > 0) this.pump();
+    if (this.bufferedCount > 0) this.pump();
   }
 
   /** Tasks in flight longer than `maxAgeMs` (a hung crawler): forget them and put them back. */
   async expireInFlight(maxAgeMs: number): Promise<number> {
-    const now = this.options.clock();
-    const expired: Lease[] = [];
-    for (const [taskId, flight] of this.inFlight) {
-      if (now - flight.sentAt < maxAgeMs) continue;
-      this.inFlight.delete(taskId);
-      this.finishOnGate(flight, now);
-      expired.push(flight.lease);
-    }
+    const expired = this.inFlight.endOlderThan(maxAgeMs, this.options.clock()).map((f) => f.lease);
     if (expired.length > 0) {
       this.options.logger.warn({ tasks: expired.length }, 'tasks in flight too long; handing them back');
       await this.options.frontier.release(expired);
@@ -360,13 +426,13 @@ export class Dispatcher {
         };
       }
     }
-    const lease = this.buffer.all().find((l) => l.url === url);
+    const lease = [...this.buffer.all(), ...this.suspects.all()].find((l) => l.url === url);
     return lease ? { where: 'buffer', lease } : null;
   }
 
   /** Every lease this scheduler holds, to renew. */
   heldLeases(): Lease[] {
-    return [...this.buffer.all(), ...[...this.inFlight.values()].map((f) => f.lease)];
+    return [...this.buffer.all(), ...this.suspects.all(), ...[...this.inFlight.values()].map((f) => f.lease)];
   }
 
   /** Stop dispatching; hand back everything buffered or in flight. Safe to call twice. */
@@ -374,8 +440,11 @@ export class Dispatcher {
     if (this.closed) return;
     this.closed = true;
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
-    const back = [...this.buffer.drain(), ...[...this.inFlight.values()].map((f) => f.lease)];
-    this.inFlight.clear();
+    const back = [
+      ...this.buffer.drain(),
+      ...this.suspects.drain(),
+      ...this.inFlight.clear().map((f) => f.lease),
+    ];
     if (back.length > 0) await this.options.frontier.release(back);
   }
 }

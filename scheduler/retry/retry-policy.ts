@@ -24,3 +24,25 @@ export function decideRetry(facts: FailureFacts, options: RetryPolicyOptions): R
   const tierDelay = facts.attempt === 1 ? 0 : options.retryDelayMs;
   return { kind: 'retry', delayMs: Math.max(tierDelay, facts.retryAfterMs ?? 0) };
 }
+
+/** Strikes (crashed crawlers a task was worked on by) at which an attempt is counted, and the last. */
+export const CRASHES_COUNTING_AN_ATTEMPT = 2;
+export const CRASHES_FINAL = 3;
+
+export type CrashDecision = { kind: 'release' } | RetryDecision;
+
+/**
+ * A task was being worked on by a crawler that died without a goodbye, for the `strikes`-th time.
+ * The first time it goes back as it is (it may have been a bystander); the second time it costs
+ * an attempt, a retriable failure through the retry tiers (so a task on its last attempt ends
+ * there); the third time it is a final failure.
+ */
+export function decideAfterCrash(
+  strikes: number,
+  attempt: number,
+  options: RetryPolicyOptions,
+): CrashDecision {
+  if (strikes < CRASHES_COUNTING_AN_ATTEMPT) return { kind: 'release' };
+  if (strikes >= CRASHES_FINAL) return { kind: 'final' };
+  return decideRetry({ retriable: true, attempt, retryAfterMs: null }, options);
+}

@@ -217,6 +217,14 @@ export class RobotsGuard {
     for (const [taskId, fetch] of this.inFlight) if (fetch.sessionId === sessionId) this.lose(taskId, fetch);
   }
 
+  /** The crawler handed a robots task back unfinished (it drains): queued again. False: not its. */
+  release(sessionId: string, taskId: string): boolean {
+    const fetch = this.inFlight.get(taskId);
+    if (!fetch || fetch.sessionId !== sessionId) return false;
+    this.lose(taskId, fetch);
+    return true;
+  }
+
   /** robots fetches in flight longer than `maxAgeMs` (a hung crawler) are queued again. */
   expire(maxAgeMs: number): void {
     const now = this.options.clock();

@@ -24,6 +24,11 @@ export interface SessionHandlers {
   onStarted(session: WsSession, taskId: string): void;
   /** The answer to a `robots` task (scheduler/robots). */
   onRobots?(session: WsSession, answer: RobotsAnswer): void;
+  /** The crawler starts work on these tasks. */
+  onWorking?(session: WsSession, taskIds: string[]): void;
+  /** The crawler hands these tasks back unfinished (it drains). */
+  onRelease?(session: WsSession, taskIds: string[]): void;
+  /** The connection ended; `session.saidBye` tells a clean goodbye from a crash or a loss. */
   onClose(session: WsSession): void;
 }
 
@@ -52,6 +57,7 @@ export class WsSession implements CrawlerSession {
   crawlerId = '';
   canRender = false;
   private ready = false;
+  private bye = false;
   private badFrames = 0;
   private lastSeen = Date.now();
   private readonly heartbeat: NodeJS.Timeout;
@@ -76,6 +82,14 @@ export class WsSession implements CrawlerSession {
     }, options.helloTimeoutMs ?? 5_000);
   }
 
+  /**
+   * The crawler said `bye` before its connection ended: it stopped cleanly (what it held it
+   * finished or released). Otherwise it crashed, was killed or was lost.
+   */
+  get saidBye(): boolean {
+    return this.bye;
+  }
+
   sendTasks(tasks: WireTask[]): void {
     for (const task of tasks) this.held.add(task.taskId);
     this.send({ type: 'tasks', items: tasks });
@@ -85,9 +99,9 @@ export class WsSession implements CrawlerSession {
     if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(message));
   }
 
-  /** Ask the crawler to finish what it has and take nothing more. */
+  /** Ask the crawler to finish what it has and take nothing more (once it has said hello). */
   drain(): void {
-    this.send({ type: 'drain' });
+    if (this.ready) this.send({ type: 'drain' });
   }
 
   close(code = 1001, reason = 'scheduler closing'): void {
@@ -146,6 +160,7 @@ export class WsSession implements CrawlerSession {
         this.send({ type: 'heartbeat', t: message.t });
         return;
       case 'bye':
+        this.bye = true;
         this.close(1000, 'bye');
         return;
       case 'started':
@@ -154,6 +169,12 @@ export class WsSession implements CrawlerSession {
       case 'robots':
         this.held.delete(message.taskId);
         this.handlers.onRobots?.(this, message);
+        return;
+      case 'working':
+        this.handlers.onWorking?.(this, message.taskIds);
+        return;
+      case 'release':
+        this.handlers.onRelease?.(this, message.taskIds);
         return;
     }
   }

@@ -12,6 +12,13 @@ export interface GeneratedSiteOptions {
   port?: number;
   /** Adds `/missing` (404) and `/error` (always 500) links to the home page, for demos. */
   brokenLinks?: boolean;
+  /** Answer each page this long after its request (a slow site: requests stay in flight). */
+  responseDelayMs?: number;
+  /**
+   * Sees each page request first (tests: count requests per page, or act on one); returning true
+   * means it took the request over and the site does not answer it.
+   */
+  intercept?: (page: number, req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 export interface SiteStats {
@@ -71,16 +78,24 @@ export async function startGeneratedSite(options: GeneratedSiteOptions): Promise
     }
     const pathname = (req.url ?? '/').split('?', 1)[0] ?? '/';
     const page = parsePagePath(pathname, shape.pages);
-    if (page !== undefined) {
+    if (page !== undefined && options.intercept?.(page, req, res) === true) return;
+    if (page !== undefined && options.responseDelayMs) {
+      const timer = setTimeout(() => servePage(page), options.responseDelayMs);
+      res.once('close', () => clearTimeout(timer));
+      return;
+    }
+    if (page !== undefined) return servePage(page);
+    if (shape.brokenLinks && pathname === ERROR_PATH) return send(req, res, 500, ERROR_BODY);
+    send(req, res, 404, NOT_FOUND_BODY);
+
+    function servePage(page: number): void {
       stats.pageResponses++;
       if (served[page] === 0) {
         served[page] = 1;
         stats.distinctPages++;
       }
-      return send(req, res, 200, render(page));
+      send(req, res, 200, render(page));
     }
-    if (shape.brokenLinks && pathname === ERROR_PATH) return send(req, res, 500, ERROR_BODY);
-    send(req, res, 404, NOT_FOUND_BODY);
   });
 
   let closing: Promise<void> | undefined;

@@ -64,6 +64,17 @@ export const heartbeatSchema = z.object({ type: z.literal('heartbeat'), t: z.num
 export const byeSchema = z.object({ type: z.literal('bye') });
 /** The request of a task asked to `reportStart` went out (politeness counts delays from here). */
 export const startedSchema = z.object({ type: z.literal('started'), taskId: z.string().min(1).max(200) });
+const taskIdsSchema = z.array(z.string().min(1).max(200)).min(1).max(10_000);
+/**
+ * The crawler starts work on these tasks (sent before it does). Only a task being worked on counts
+ * against it when its crawler dies without a goodbye (CRAWLER_CRASHED after the third time).
+ */
+export const workingSchema = z.object({ type: z.literal('working'), taskIds: taskIdsSchema });
+/**
+ * The crawler hands these tasks back unfinished (a drain: not started, or still running at its
+ * deadline). They go to another crawler without counting an attempt; outcomes for them are stale.
+ */
+export const releaseSchema = z.object({ type: z.literal('release'), taskIds: taskIdsSchema });
 
 /** The typed failure a crawler reports; the scheduler's retry policy decides what happens next. */
 export const wireFailureSchema = z.object({
@@ -98,6 +109,8 @@ export const crawlerTextMessageSchema = z.discriminatedUnion('type', [
   byeSchema,
   startedSchema,
   robotsAnswerSchema,
+  workingSchema,
+  releaseSchema,
 ]);
 export type CrawlerTextMessage = z.infer<typeof crawlerTextMessageSchema>;
 export type Hello = z.infer<typeof helloSchema>;
@@ -117,6 +130,11 @@ export const wireTaskSchema = z.object({
   kind: z.enum(['page', 'sitemap', 'robots']).optional(),
   /** The sitemap `<lastmod>` of this URL, copied to its record. */
   lastmod: z.string().max(MAX_LASTMOD_LENGTH).nullable().optional(),
+  /**
+   * The code the previous attempt failed with (retries only). `CONNECTION_RESET`: the crawler
+   * sends the request once, not once more on a fresh socket (the server resets this URL).
+   */
+  lastErrorCode: z.string().max(100).optional(),
 });
 export type WireTask = z.infer<typeof wireTaskSchema>;
 

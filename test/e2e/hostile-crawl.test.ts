@@ -117,6 +117,15 @@ describe('ackcrawl crawl, embedded, against hostile servers', () => {
     const perAttempt: Record<string, number> = { '/loop': 11, '/loop-a': 6 };
     for (const [path, want] of Object.entries(HOSTILE_EXPECTED)) {
       const expected = want.attempt * (perAttempt[path] ?? 1);
+      if (path === '/reset-always') {
+        // A reset on a kept-alive socket may be a stale socket: the first attempt may send the
+        // request once more on a fresh one; after that first reset, one request per attempt.
+        assert.ok(
+          tries(path) >= expected && tries(path) <= expected + 1,
+          `${path} requested ${tries(path)} times`,
+        );
+        continue;
+      }
       assert.equal(tries(path), expected, `${path} requested ${tries(path)} times`);
     }
   });

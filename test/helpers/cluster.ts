@@ -46,7 +46,7 @@ export async function startCluster(options: {
   concurrency?: number;
   /** Render-capable crawler processes per agent, besides `processes`. */
   renderProcesses?: number;
-  /** More settings for every role (e.g. a test's own ACKCRAWL_S3_BUCKET). */
+  /** More settings for every role (ACKCRAWL_LEASE_MS, a test's own ACKCRAWL_S3_BUCKET, ...), over the defaults below. */
   env?: NodeJS.ProcessEnv;
 }): Promise<Cluster> {
   const id = randomUUID().slice(0, 8);

@@ -156,6 +156,12 @@ export class RawClient {
     this.ws.terminate();
   }
 
+  /** The connection dies as it does when the crawler process is killed: no close frame, no bye. */
+  async kill(): Promise<void> {
+    this.ws.terminate();
+    await this.waitClosed();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.ws.close(1000, 'test done');

@@ -256,6 +256,7 @@ describe('crawler endpoint: authentication and limits', () => {
       concurrency: 1,
       logger: silentLogger(),
       work,
+      failed: () => Buffer.alloc(0),
       onFatal: (code) => fatal.push(code),
     });
     wrong.start();
@@ -274,6 +275,7 @@ describe('crawler endpoint: authentication and limits', () => {
         got.push(task.url);
         return encodeOutcomeFrame(okOutcome(task.taskId), pageRecord(task));
       },
+      failed: () => Buffer.alloc(0),
       onFatal: (code) => fatal.push(code),
     });
     right.start();

@@ -36,15 +36,16 @@ describe('scheduler WebSocket protocol', () => {
     clients.push(client);
     return client;
   };
-  /** Page records in the sink's output, by URL. */
-  const sinkUrls = (): string[] => {
+  /** Page records in the sink's output. */
+  const sinkRecords = (): PageRecord[] => {
     const path = join(dir, 'pages-000001.jsonl');
     if (!existsSync(path)) return [];
     return readFileSync(path, 'utf8')
       .split('\n')
       .filter(Boolean)
-      .map((line) => (JSON.parse(line) as PageRecord).url);
+      .map((line) => JSON.parse(line) as PageRecord);
   };
+  const sinkUrls = (): string[] => sinkRecords().map((r) => r.url);
   /** Waits for `n` more scheduler ticks, each of which hands out whatever credit allows. */
   const ticksPass = async (n: number): Promise<void> => {
     const target = ticks + n;
@@ -70,6 +71,7 @@ describe('scheduler WebSocket protocol', () => {
       leaseMs: 60_000,
       heartbeatMs: 10_000,
       bufferSize: 100,
+      drainTimeoutMs: 1_000,
       output: 'file:test',
       job: {
         seeds: seeds.map((s) => s.url),
@@ -349,5 +351,130 @@ describe('scheduler WebSocket protocol', () => {
     await waitFor(() => settingsMessages().length === 2, { ...WAIT, message: 'a second settings message' });
     assert.equal(settingsMessages()[1]?.fetch.maxUrlLength, DEFAULT_MAX_URL_LENGTH);
     assert.equal(settingsMessages()[1]?.fetch.maxLinksPerPage, DEFAULT_MAX_LINKS_PER_PAGE);
+  });
+
+  /** A crawler that takes everything, says it works on `taskId`, and is killed; returns that task. */
+  const crawlerDiesOn = async (taskId: string | null, attempt: number): Promise<WireTask> => {
+    const client = await connect();
+    await client.hello();
+    client.credit(SEEDS + 1);
+    await waitFor(
+      () => client.tasks().some((t) => (taskId === null || t.taskId === taskId) && t.attempt === attempt),
+      {
+        ...WAIT,
+        message: `the task, attempt ${attempt}`,
+      },
+    );
+    const task = client
+      .tasks()
+      .find((t) => (taskId === null || t.taskId === taskId) && t.attempt === attempt);
+    assert.ok(task);
+    client.json({ type: 'working', taskIds: [task.taskId] });
+    await client.barrier();
+    await client.kill();
+    return task;
+  };
+
+  test('a task worked on by crawlers that die without a goodbye: back, then an attempt, then CRAWLER_CRASHED', async () => {
+    const first = await crawlerDiesOn(null, 1);
+    const second = await crawlerDiesOn(first.taskId, 1);
+    assert.equal(second.lastErrorCode, undefined, 'the first crash only put it back');
+    const third = await crawlerDiesOn(first.taskId, 2);
+    assert.equal(third.lastErrorCode, 'CRAWLER_CRASHED', 'the second crash cost an attempt');
+    await waitFor(async () => (await frontier.stats()).failed === 1, { ...WAIT, message: 'final failure' });
+    const records = sinkRecords();
+    assert.equal(records.length, 1);
+    assert.equal(records[0]?.url, first.url);
+    assert.equal(records[0]?.error?.code, 'CRAWLER_CRASHED');
+    assert.equal(records[0]?.outcome, 'failed');
+    assert.equal(records[0]?.attempt, 2);
+
+    // The tasks the dead crawlers only held (never said they worked on) lost nothing.
+    const survivor = await connect();
+    await survivor.hello();
+    survivor.credit(SEEDS);
+    await waitFor(() => survivor.tasks().length === SEEDS - 1, { ...WAIT, message: 'every other task' });
+    assert.ok(survivor.tasks().every((t) => t.attempt === 1 && t.taskId !== first.taskId));
+  });
+
+  test('a crawler that says bye, or never said it worked on a task, costs the task nothing', async () => {
+    let taskId: string | null = null;
+    for (let round = 0; round < 3; round++) {
+      const client = await connect();
+      await client.hello();
+      client.credit(SEEDS);
+      await waitFor(() => client.tasks().length === SEEDS, { ...WAIT, message: 'every task' });
+      const task = client.tasks().find((t) => taskId === null || t.taskId === taskId);
+      assert.ok(task);
+      taskId = task.taskId;
+      assert.equal(task.attempt, 1, `round ${round}`);
+      client.json({ type: 'working', taskIds: [task.taskId] });
+      client.json({ type: 'bye' });
+      assert.equal((await client.waitClosed()).reason, 'bye');
+    }
+    for (let round = 0; round < 3; round++) {
+      const client = await connect();
+      await client.hello();
+      client.credit(SEEDS);
+      await waitFor(() => client.tasks().length === SEEDS, { ...WAIT, message: 'every task' });
+      assert.ok(
+        client.tasks().every((t) => t.attempt === 1),
+        `killed round ${round}`,
+      );
+      await client.kill();
+    }
+    assert.equal((await frontier.stats()).failed, 0);
+  });
+
+  test('released tasks go to another crawler at once, attempt 1; a late outcome from the releaser is stale', async () => {
+    const leaving = await connect();
+    await leaving.hello({ crawlerId: 'leaving' });
+    leaving.credit(2);
+    await waitFor(() => leaving.tasks().length === 2, { ...WAIT, message: 'two tasks' });
+    const released = leaving.tasks();
+    const staying = await connect();
+    await staying.hello({ crawlerId: 'staying' });
+    staying.credit(SEEDS);
+    await waitFor(() => staying.tasks().length === SEEDS - 2, { ...WAIT, message: 'the other tasks' });
+
+    leaving.json({ type: 'release', taskIds: released.map((t) => t.taskId) });
+    await waitFor(() => staying.tasks().length === SEEDS, { ...WAIT, message: 'the released tasks' });
+    const handed = staying.tasks().slice(SEEDS - 2);
+    assert.deepEqual(handed.map((t) => t.taskId).sort(), released.map((t) => t.taskId).sort());
+    assert.ok(handed.every((t) => t.attempt === 1));
+
+    const [late] = released;
+    assert.ok(late);
+    leaving.binary(encodeOutcomeFrame(okOutcome(late.taskId), pageRecord(late, { body: 'late' })));
+    await leaving.barrier();
+    staying.binary(encodeOutcomeFrame(okOutcome(late.taskId), pageRecord(late)));
+    await waitFor(async () => (await frontier.stats()).done === 1, { ...WAIT, message: 'one done' });
+    assert.deepEqual(
+      sinkRecords().map((r) => r.body),
+      ['<p>hi</p>'],
+      'only the new holder’s outcome was taken',
+    );
+  });
+
+  test('a graceful stop asks crawlers to drain and takes the outcomes they deliver before closing', async () => {
+    const client = await connect();
+    await client.hello();
+    client.credit(3);
+    await waitFor(() => client.tasks().length === 3, { ...WAIT, message: 'three tasks' });
+    const [done, handedBack, unanswered] = client.tasks();
+    assert.ok(done && handedBack && unanswered);
+    client.json({ type: 'working', taskIds: [done.taskId, unanswered.taskId] });
+    const closing = scheduler.close();
+    await waitFor(() => client.messages.some((m) => m.type === 'drain'), { ...WAIT, message: 'drain' });
+    client.json({ type: 'release', taskIds: [handedBack.taskId] });
+    client.binary(encodeOutcomeFrame(okOutcome(done.taskId), pageRecord(done)));
+    // `unanswered` is still running when the drain deadline (1 s here) passes.
+    await closing;
+    assert.equal((await client.waitClosed()).code, 1001, 'closed by the scheduler, after the drain');
+    assert.deepEqual(sinkUrls(), [done.url], 'the delivered outcome is durable');
+    const stats = await frontier.stats();
+    assert.equal(stats.done, 1);
+    assert.equal(stats.leased, 0, 'the released and the unanswered tasks went back to the frontier');
+    assert.equal(stats.ready, SEEDS - 1);
   });
 });

@@ -54,3 +54,29 @@ test('a second copy of a task in flight takes its place without leaking a host s
   assert.equal(dispatcher.complete('s1', 'same-task'), null, 'the other copy’s outcome is stale');
   await dispatcher.close();
 });
+
+test('a retried task carries its last error code to the crawler', async () => {
+  const retried: Lease = {
+    ...lease('l1'),
+    taskId: 'retried',
+    attempt: 2,
+    lastError: 'CONNECTION_RESET: read ECONNRESET',
+  };
+  const first: Lease = { ...lease('l2'), taskId: 'first', url: 'https://a.test/first' };
+  const dispatcher = new Dispatcher({
+    frontier: onceFrontier([retried, first]),
+    gate: new HostGate({ ...DEFAULT_POLITENESS, concurrency: 4, delayMs: 0 }),
+    logger: silentLogger(),
+    clock: Date.now,
+    leaseMs: 60_000,
+    bufferSize: 10,
+    perHostBuffer: 10,
+  });
+  const sent: WireTask[] = [];
+  dispatcher.addSession({ id: 's1', credit: 2, sendTasks: (tasks) => sent.push(...tasks) });
+  dispatcher.pump();
+  await waitFor(() => sent.length === 2, { timeoutMs: 2000, message: 'both tasks sent' });
+  assert.equal(sent.find((t) => t.taskId === 'retried')?.lastErrorCode, 'CONNECTION_RESET');
+  assert.equal(sent.find((t) => t.taskId === 'first')?.lastErrorCode, undefined);
+  await dispatcher.close();
+});

@@ -59,7 +59,15 @@ export interface FetchRoute {
   maxBodyBytes?: number;
   /** A body over the cap is cut at it and the fetch succeeds (robots.txt: the first 500 KiB count). */
   truncate?: boolean;
+  /**
+   * False: a reset on a kept-alive socket is not sent again on a fresh one (the task's previous
+   * attempt was reset already: the server resets this URL, the socket was not stale).
+   */
+  resendOnStaleSocket?: boolean;
 }
+
+/** URLs whose server reset a request on a fresh socket, remembered by this many at most. */
+const RESET_MEMORY = 10_000;
 
 /**
  * got with the crawler's limits: timeouts (connect, first byte, total, and silence mid-body), a
@@ -69,6 +77,8 @@ export interface FetchRoute {
  */
 export class Fetcher {
   private readonly client: Got;
+  /** URLs reset on a fresh socket: the server resets them, so a reset is never sent again. */
+  private readonly resetting = new Set<string>();
 
   constructor(
     private readonly settings: FetchSettings,
@@ -99,12 +109,30 @@ export class Fetcher {
   }
 
   /**
-   * `retryStaleSocket`: a request written on a kept-alive socket that the server had closed (it
-   * answered without `Connection: close` and hung up) fails with a reset before any response; it
-   * never reached the server, so it is sent once more, on a fresh socket, instead of costing the
-   * page an attempt. A host's first pages follow its robots.txt at once, on such a socket.
+   * A request written on a kept-alive socket that the server had closed (it answered without
+   * `Connection: close` and hung up) fails with a reset before any response; it never reached the
+   * server, so it is sent once more, on a fresh socket, instead of costing the page an attempt. A
+   * host's first pages follow its robots.txt at once, on such a socket.
+   *
+   * A server that resets the URL itself looks the same on a reused socket. So a URL is sent again
+   * at most once, and never once it was reset on a fresh socket (remembered here) or when its
+   * task's previous attempt was reset (`resendOnStaleSocket: false`): after its first reset, a URL
+   * costs at most one request per attempt.
    */
-  fetch(url: string, route: FetchRoute = {}, retryStaleSocket = true): Promise<FetchedPage> {
+  fetch(url: string, route: FetchRoute = {}): Promise<FetchedPage> {
+    return this.fetchOnce(url, route, route.resendOnStaleSocket !== false && !this.resetting.has(url));
+  }
+
+  private remember(url: string): void {
+    if (this.resetting.has(url)) return;
+    if (this.resetting.size >= RESET_MEMORY) {
+      const oldest = this.resetting.values().next().value;
+      if (oldest !== undefined) this.resetting.delete(oldest);
+    }
+    this.resetting.add(url);
+  }
+
+  private fetchOnce(url: string, route: FetchRoute, retryStaleSocket: boolean): Promise<FetchedPage> {
     const max = route.maxBodyBytes ?? this.settings.maxBodyBytes;
     return new Promise<FetchedPage>((resolve, reject) => {
       const stream = this.client.stream(url, {
@@ -136,9 +164,13 @@ export class Fetcher {
         clearTimeout(watchdog);
         stream.destroy();
         const error = toFetchError(err);
-        if (retryStaleSocket && reusedSocket && !meta && error.code === 'CONNECTION_RESET') {
-          this.fetch(url, route, false).then(resolve, reject);
-          return;
+        if (!meta && error.code === 'CONNECTION_RESET') {
+          if (retryStaleSocket && reusedSocket) {
+            this.fetchOnce(url, route, false).then(resolve, reject);
+            return;
+          }
+          // On a fresh socket, or once more after a resend, the reset is the server's answer to this URL.
+          this.remember(url);
         }
         reject(error);
       };

@@ -67,7 +67,12 @@ export class RoutedFetcher {
   /** `onRequestSent` runs once, when a request's head is written (a refused proxy sends none). */
   async fetch(
     url: string,
-    hooks: { onRequestSent?: () => void; maxBodyBytes?: number; truncate?: boolean } = {},
+    hooks: {
+      onRequestSent?: () => void;
+      maxBodyBytes?: number;
+      truncate?: boolean;
+      resendOnStaleSocket?: boolean;
+    } = {},
   ): Promise<RoutedPage> {
     const userAgent = this.options.userAgent();
     const sent = hooks.onRequestSent;
@@ -84,6 +89,7 @@ export class RoutedFetcher {
       // Per-fetch body limits (sitemaps, robots.txt) pass through to every try.
       ...(hooks.maxBodyBytes !== undefined ? { maxBodyBytes: hooks.maxBodyBytes } : {}),
       ...(hooks.truncate ? { truncate: true } : {}),
+      ...(hooks.resendOnStaleSocket === false ? { resendOnStaleSocket: false } : {}),
     };
     const { pool, fetcher } = this.options;
     if (!pool || pool.size === 0) {

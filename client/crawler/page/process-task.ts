@@ -33,7 +33,7 @@ export interface ProcessContext {
   fetcher: {
     fetch(
       url: string,
-      hooks?: { onRequestSent?: () => void; maxBodyBytes?: number },
+      hooks?: { onRequestSent?: () => void; maxBodyBytes?: number; resendOnStaleSocket?: boolean },
     ): Promise<FetchedPage & { via?: FetchVia }>;
   };
   /** Renders a page in a browser; present in render-capable crawlers only. */
@@ -63,6 +63,8 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
     ...(ctx.onRequestSent ? { onRequestSent: ctx.onRequestSent } : {}),
     // A sitemap may be larger than a page: its own cap (its entries are read up to their limits).
     ...(task.kind === 'sitemap' ? { maxBodyBytes: sitemapLimitsOf(ctx).maxBytes } : {}),
+    // The last attempt was reset: the server resets this URL, so one request for this attempt.
+    ...(task.lastErrorCode === 'CONNECTION_RESET' ? { resendOnStaleSocket: false } : {}),
   };
   if (!task.render) return ctx.fetcher.fetch(task.url, hooks);
   if (!ctx.render) {

@@ -28,15 +28,27 @@ export async function fetchRobots(
       failure: null,
     };
   } catch (err) {
-    const error = toFetchError(err);
-    const failure: WireFailure = {
-      code: error.code,
-      message: error.message.slice(0, 2000),
-      retriable: error.retriable,
-      status: error.httpStatus,
-      retryAfterMs: error.retryAfterMs,
-    };
-    answer = { type: 'robots', taskId: task.taskId, status: error.httpStatus, body: '', failure };
+    return robotsFailure(task, err);
   }
+  return JSON.stringify(answer);
+}
+
+/** The answer to a `robots` task that failed: the failure as a typed code (the scheduler retries). */
+export function robotsFailure(task: WireTask, err: unknown): string {
+  const error = toFetchError(err);
+  const failure: WireFailure = {
+    code: error.code,
+    message: error.message.slice(0, 2000),
+    retriable: error.retriable,
+    status: error.httpStatus,
+    retryAfterMs: error.retryAfterMs,
+  };
+  const answer: RobotsAnswer = {
+    type: 'robots',
+    taskId: task.taskId,
+    status: error.httpStatus,
+    body: '',
+    failure,
+  };
   return JSON.stringify(answer);
 }

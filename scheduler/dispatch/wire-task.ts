@@ -1,0 +1,26 @@
+import type { WireTask } from '../../shared/protocol/messages.js';
+import type { Lease } from '../../shared/protocol/task.js';
+
+/** What a crawler gets of a lease. */
+export function wireTaskOf(lease: Lease, options: { render: boolean; reportStart: boolean }): WireTask {
+  return {
+    taskId: lease.taskId,
+    url: lease.url,
+    depth: lease.depth,
+    attempt: lease.attempt,
+    parentUrl: lease.parentUrl,
+    ...(options.render ? { render: true } : {}),
+    ...(options.reportStart ? { reportStart: true } : {}),
+    // Sitemaps (scheduler/robots): what to do with the URL, and the lastmod its record carries.
+    ...(lease.kind ? { kind: lease.kind } : {}),
+    ...(lease.lastmod ? { lastmod: lease.lastmod } : {}),
+    ...lastErrorCodeOf(lease),
+  };
+}
+
+/** A retried task's last error code (its `lastError` is `CODE: message`): see WireTask. */
+function lastErrorCodeOf(lease: Lease): { lastErrorCode?: string } {
+  if (lease.attempt <= 1 || lease.lastError === null) return {};
+  const code = /^[A-Z][A-Z0-9_]{0,99}(?=:|$)/.exec(lease.lastError)?.[0];
+  return code ? { lastErrorCode: code } : {};
+}
