@@ -406,7 +406,12 @@ export class CrawlScheduler {
         retryAfterMs: null,
       };
       const decision = decideRetry(
-        { retriable: failure.retriable, attempt: lease.attempt, retryAfterMs: failure.retryAfterMs },
+        {
+          code: failure.code,
+          reportedRetriable: failure.retriable,
+          attempt: lease.attempt,
+          retryAfterMs: failure.retryAfterMs,
+        },
         { retryDelayMs: this.job.retryDelayMs, maxAttempts: this.job.maxAttempts },
       );
       const reason = `${failure.code}: ${failure.message}`;

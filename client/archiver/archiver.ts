@@ -199,9 +199,7 @@ export class Archiver {
     const consumer = this.consumer;
     // A partition that went to another member is not committed: its new owner commits it.
     if (!consumer || !this.assigned.has(partition)) {
-      throw new StorageError('ARCHIVE_NOT_ASSIGNED', `partition ${partition} is not assigned here`, {
-        retriable: false,
-      });
+      throw new StorageError('ARCHIVE_NOT_ASSIGNED', `partition ${partition} is not assigned here`);
     }
     await consumer.commitOffsets([{ topic: this.settings.kafkaTopic, partition, offset: next.toString() }]);
   }
@@ -227,5 +225,5 @@ export class Archiver {
 }
 
 function closedError(): StorageError {
-  return new StorageError('ARCHIVER_CLOSED', 'the archiver is closed', { retriable: false });
+  return new StorageError('ARCHIVER_CLOSED', 'the archiver is closed');
 }

@@ -7,6 +7,7 @@ import { SCHEDULER_FILE, type WhyAnswer } from '../../shared/protocol/why.js';
 import { createScope, type ScopeMode } from '../../shared/url/scope.js';
 import { explainUrl } from '../../shared/why/explain-url.js';
 import { describeScope } from '../../shared/why/scope-rule.js';
+import { httpStatusCode, toErrorCode } from '../../shared/error-codes/index.js';
 
 export interface WhyOptions {
   scheduler?: string;
@@ -76,7 +77,7 @@ async function ask(api: string, token: string, url: string): Promise<WhyAnswer> 
   const body = (await res.json()) as WhyAnswer & { error?: { code: string; message: string } };
   if (!res.ok) {
     throw new InvalidInputError(
-      body.error?.code ?? `HTTP_${res.status}`,
+      toErrorCode(body.error?.code, httpStatusCode(res.status)),
       body.error?.message ?? res.statusText,
     );
   }

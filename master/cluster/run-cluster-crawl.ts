@@ -1,6 +1,7 @@
 import { AppError } from '../../shared/errors.js';
 import type { CrawlRequest, CrawlStatus } from '../../shared/protocol/crawl-api.js';
 import type { CrawlPlan } from '../cli/crawl-options.js';
+import { httpStatusCode, toErrorCode } from '../../shared/error-codes/index.js';
 
 export interface ClusterTarget {
   /** The scheduler's crawler endpoint, as agents and crawlers know it (ACKCRAWL_SCHEDULER_URL). */
@@ -35,13 +36,13 @@ async function call(target: ClusterTarget, init: { method: string; body?: unknow
     throw new AppError(
       'SCHEDULER_UNREACHABLE',
       `cannot reach the scheduler at ${url} (${(err as Error).message}); is it running? (ACKCRAWL_SCHEDULER_URL)`,
-      { retriable: true, cause: err },
+      { cause: err },
     );
   }
   const body = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
   if (!res.ok) {
     throw new AppError(
-      body.error?.code ?? `HTTP_${res.status}`,
+      toErrorCode(body.error?.code, httpStatusCode(res.status)),
       body.error?.message ?? `scheduler answered ${res.status}`,
       {
         status: res.status,

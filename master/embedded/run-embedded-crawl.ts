@@ -5,6 +5,7 @@ import { AppError } from '../../shared/errors.js';
 import type { RoleIpcMessage } from '../../shared/protocol/ipc.js';
 import type { CrawlPlan } from '../cli/crawl-options.js';
 import { roleScripts } from './role-scripts.js';
+import { toErrorCode } from '../../shared/error-codes/index.js';
 
 export interface EmbeddedCrawlHooks {
   onProgress?: (progress: Record<string, number>) => void;
@@ -123,7 +124,7 @@ export async function runEmbeddedCrawl(
             result = message.summary;
             return;
           case 'fatal':
-            fatal = new AppError(message.code, message.message);
+            fatal = new AppError(toErrorCode(message.code, 'SCHEDULER_FAILED'), message.message);
             return;
         }
       });

@@ -50,9 +50,7 @@ export function createSchedulerApp(deps: SchedulerAppDeps): Koa {
   });
   const authorized: Middleware = async (ctx, next) => {
     if (!bearerMatches(ctx.get('authorization') || undefined, deps.token)) {
-      throw new AppError('UNAUTHORIZED', 'a valid bearer token is required (Authorization: Bearer <token>)', {
-        status: 401,
-      });
+      throw new AppError('UNAUTHORIZED', 'a valid bearer token is required (Authorization: Bearer <token>)');
     }
     await next();
   };

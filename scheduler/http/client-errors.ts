@@ -1,16 +1,25 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { apiStatus, type ApiErrorCode } from '../../shared/error-codes/index.js';
 
 /** Node's parser errors, as the API's JSON errors. */
-const ANSWERS: Record<string, { status: number; code: string; message: string }> = {
-  HPE_HEADER_OVERFLOW: { status: 431, code: 'HEADERS_TOO_LARGE', message: 'the request head is over 16 KiB' },
+const ANSWERS: Record<string, { status: number; code: ApiErrorCode; message: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: apiStatus('HEADERS_TOO_LARGE'),
+    code: 'HEADERS_TOO_LARGE',
+    message: 'the request head is over 16 KiB',
+  },
   ERR_HTTP_REQUEST_TIMEOUT: {
-    status: 408,
+    status: apiStatus('REQUEST_TIMEOUT'),
     code: 'REQUEST_TIMEOUT',
     message: 'the request did not arrive in time',
   },
 };
-const MALFORMED = { status: 400, code: 'BAD_REQUEST', message: 'the request is not valid HTTP/1.1' };
+const MALFORMED = {
+  status: apiStatus('BAD_REQUEST'),
+  code: 'BAD_REQUEST',
+  message: 'the request is not valid HTTP/1.1',
+};
 
 /**
  * Requests Node cannot parse, or that arrive too slowly, get a JSON error like any other refusal

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../../shared/logger.js';
 import { refuseSocket } from './refuse-socket.js';
+import { apiStatus } from '../../shared/error-codes/index.js';
 
 export interface ConnectionLimits {
   /** TCP connections open at once, all addresses together (API calls and crawler sockets alike). */
@@ -40,13 +41,13 @@ export function limitConnections(
     const over =
       total >= limits.maxConnections
         ? {
-            status: 503,
+            status: apiStatus('TOO_MANY_CONNECTIONS'),
             code: 'TOO_MANY_CONNECTIONS',
             message: `the scheduler holds ${limits.maxConnections} connections, its limit (ACKCRAWL_MAX_CONNECTIONS); try again later`,
           }
         : mine >= limits.maxConnectionsPerAddress
           ? {
-              status: 429,
+              status: apiStatus('TOO_MANY_CONNECTIONS_FROM_ADDRESS'),
               code: 'TOO_MANY_CONNECTIONS_FROM_ADDRESS',
               message: `${address} holds ${limits.maxConnectionsPerAddress} connections, the limit per address (ACKCRAWL_MAX_CONNECTIONS_PER_ADDRESS); try again later`,
             }

@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import { apiStatus } from '../../shared/error-codes/index.js';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { refuseSocket } from './refuse-socket.js';
@@ -22,7 +23,11 @@ export function describeError(err: unknown): { status: number; code: string; mes
   if (typeof http.status === 'number' && http.status >= 400 && http.status < 500 && http.expose === true) {
     return { status: http.status, code: `HTTP_${http.status}`, message: String(http.message) };
   }
-  return { status: 500, code: 'INTERNAL', message: 'the scheduler failed to answer; its log says why' };
+  return {
+    status: apiStatus('INTERNAL'),
+    code: 'INTERNAL',
+    message: 'the scheduler failed to answer; its log says why',
+  };
 }
 
 /**
@@ -36,11 +41,9 @@ export function errorResponses(logger: Logger): Middleware {
     try {
       await next();
       if (ctx.body !== undefined && ctx.body !== null) return;
-      if (ctx.status === 404) throw new AppError('NOT_FOUND', `no such route: ${ROUTES}`, { status: 404 });
+      if (ctx.status === 404) throw new AppError('NOT_FOUND', `no such route: ${ROUTES}`);
       if (ctx.status === 405 || ctx.status === 501) {
-        throw new AppError('METHOD_NOT_ALLOWED', `use ${ctx.response.get('Allow') || 'another method'}`, {
-          status: 405,
-        });
+        throw new AppError('METHOD_NOT_ALLOWED', `use ${ctx.response.get('Allow') || 'another method'}`);
       }
     } catch (err) {
       const { status, code, message } = describeError(err);

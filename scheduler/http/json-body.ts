@@ -14,9 +14,6 @@ export async function readJsonBody(ctx: Context, limitBytes = MAX_JSON_BODY_BYTE
     throw new AppError(
       'UNSUPPORTED_MEDIA_TYPE',
       'send the body as JSON, with Content-Type: application/json',
-      {
-        status: 415,
-      },
     );
   }
   const declared = ctx.request.length;
@@ -30,7 +27,7 @@ export async function readJsonBody(ctx: Context, limitBytes = MAX_JSON_BODY_BYTE
 }
 
 function tooLarge(limitBytes: number): AppError {
-  return new AppError('BODY_TOO_LARGE', `the request body is over ${limitBytes} bytes`, { status: 413 });
+  return new AppError('REQUEST_TOO_LARGE', `the request body is over ${limitBytes} bytes`);
 }
 
 /**

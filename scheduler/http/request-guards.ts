@@ -62,7 +62,6 @@ export function createHostPolicy(options: {
         loopbackOnly
           ? 'this scheduler listens on loopback and answers loopback names only (Host: 127.0.0.1, localhost or [::1])'
           : 'this Host is not one the scheduler answers; add it to ACKCRAWL_ALLOWED_HOSTS',
-        { status: 403 },
       );
     },
   };
@@ -89,6 +88,5 @@ export function crossOriginProblem(
   return new AppError(
     'CROSS_ORIGIN',
     'requests from web pages are refused: call the scheduler from the ackcrawl CLI or a server-side client',
-    { status: 403 },
   );
 }

@@ -1,6 +1,7 @@
 import type { SinkRecord } from '../../shared/ports/page-sink.js';
 import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../shared/protocol/page-record.js';
 import type { Lease } from '../../shared/protocol/task.js';
+import type { PageErrorCode } from '../../shared/error-codes/index.js';
 
 /**
  * The final record of a URL the scheduler settles without a crawler's record: robots.txt forbids
@@ -10,7 +11,7 @@ import type { Lease } from '../../shared/protocol/task.js';
  */
 export function unfetchedRecord(
   lease: Pick<Lease, 'url' | 'depth' | 'parentUrl' | 'attempt'>,
-  error: { code: string; message: string },
+  error: { code: PageErrorCode; message: string },
   now: number,
 ): SinkRecord {
   const record: PageRecord = {
@@ -62,6 +63,6 @@ export function unwritableRecord(
     parentUrl: typeof fields.parentUrl === 'string' ? fields.parentUrl : null,
     attempt: typeof fields.attempt === 'number' ? fields.attempt : 1,
   };
-  const error = { code: 'RECORD_UNWRITABLE', message: `${reason.code}: ${reason.message}` };
+  const error = { code: 'RECORD_UNWRITABLE' as const, message: `${reason.code}: ${reason.message}` };
   return unfetchedRecord(lease, error, now);
 }

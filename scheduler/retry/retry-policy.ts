@@ -1,10 +1,16 @@
+import { isRetriablePageError } from '../../shared/error-codes/index.js';
+
 /**
  * The three retry tiers of the design, as one pure function: the first retriable failure is tried
  * again at once, the second after a delay (never sooner than a Retry-After), the third is final.
- * Non-retriable failures are final at once.
+ * Non-retriable failures are final at once. Which codes are retriable is the error catalogue's
+ * call (shared/error-codes/page.ts), not the crawler's: what a crawler reports counts only for a
+ * code the catalogue does not know (a crawler of another version).
  */
 export interface FailureFacts {
-  retriable: boolean;
+  code: string;
+  /** What the crawler said of it; used only when the catalogue does not know `code`. */
+  reportedRetriable: boolean;
   /** The attempt that just failed: 1 for the first fetch. */
   attempt: number;
   retryAfterMs: number | null;
@@ -20,9 +26,19 @@ export type RetryDecision = { kind: 'retry'; delayMs: number } | { kind: 'final'
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
 export function decideRetry(facts: FailureFacts, options: RetryPolicyOptions): RetryDecision {
-  if (!facts.retriable || facts.attempt >= options.maxAttempts) return { kind: 'final' };
-  const tierDelay = facts.attempt === 1 ? 0 : options.retryDelayMs;
-  return { kind: 'retry', delayMs: Math.max(tierDelay, facts.retryAfterMs ?? 0) };
+  const retriable = isRetriablePageError(facts.code, facts.reportedRetriable);
+  return tier(retriable, facts.attempt, facts.retryAfterMs, options);
+}
+
+function tier(
+  retriable: boolean,
+  attempt: number,
+  retryAfterMs: number | null,
+  options: RetryPolicyOptions,
+): RetryDecision {
+  if (!retriable || attempt >= options.maxAttempts) return { kind: 'final' };
+  const tierDelay = attempt === 1 ? 0 : options.retryDelayMs;
+  return { kind: 'retry', delayMs: Math.max(tierDelay, retryAfterMs ?? 0) };
 }
 
 /** Strikes (crashed crawlers a task was worked on by) at which an attempt is counted, and the last. */
@@ -44,5 +60,5 @@ export function decideAfterCrash(
 ): CrashDecision {
   if (strikes < CRASHES_COUNTING_AN_ATTEMPT) return { kind: 'release' };
   if (strikes >= CRASHES_FINAL) return { kind: 'final' };
-  return decideRetry({ retriable: true, attempt, retryAfterMs: null }, options);
+  return tier(true, attempt, null, options);
 }

@@ -6,6 +6,7 @@ import type { Lease } from '../../shared/protocol/task.js';
 import { hostOfNormalized } from '../../shared/url/host-of-normalized.js';
 import type { HostGate } from '../politeness/host-gate.js';
 import { decideRetry } from '../retry/retry-policy.js';
+import { isRetriablePageError } from '../../shared/error-codes/index.js';
 import type { RobotsCache, RobotsEntry } from './robots-cache.js';
 import { unfetchedRecord } from '../outcomes/unfetched-record.js';
 import { RobotsRules } from './robots-rules.js';
@@ -160,7 +161,7 @@ export class RobotsGuard {
     if (entry?.state === 'deferred' && entry.failures >= policy.maxAttempts) {
       const message = `robots.txt of ${lease.host} could not be fetched (${entry.failures} tries; last: ${entry.lastError})`;
       const decision = decideRetry(
-        { retriable: true, attempt: lease.attempt, retryAfterMs: null },
+        { code: 'ROBOTS_UNAVAILABLE', reportedRetriable: true, attempt: lease.attempt, retryAfterMs: null },
         { retryDelayMs: policy.retryDelayMs, maxAttempts: policy.maxAttempts },
       );
       const reason = `ROBOTS_UNAVAILABLE: ${message}`;
@@ -188,7 +189,11 @@ export class RobotsGuard {
     const status = answer.failure ? null : answer.status;
     if (status !== null && status >= 200 && status < 300) {
       this.learned(host, origin, RobotsRules.parse(origin, answer.body, this.options.policy().userAgent));
-    } else if (answer.failure?.retriable || status === 429 || (status !== null && status >= 500)) {
+    } else if (
+      (answer.failure && isRetriablePageError(answer.failure.code, answer.failure.retriable)) ||
+      status === 429 ||
+      (status !== null && status >= 500)
+    ) {
       const error = answer.failure ? `${answer.failure.code}: ${answer.failure.message}` : `HTTP_${status}`;
       const entry = this.options.cache.failed(host, origin, error, now);
       this.options.logger.warn(

@@ -24,7 +24,7 @@ export interface UpgradeDeps {
 function refusalOf(req: IncomingMessage, deps: UpgradeDeps): AppError | null {
   const path = (req.url ?? '/').split('?')[0];
   if (path !== CRAWLER_PATH) {
-    return new AppError('NOT_FOUND', `crawlers connect to ${CRAWLER_PATH}`, { status: 404 });
+    return new AppError('NOT_FOUND', `crawlers connect to ${CRAWLER_PATH}`);
   }
   const problem =
     deps.hosts.check(req.headers.host) ??
@@ -41,7 +41,6 @@ function refusalOf(req: IncomingMessage, deps: UpgradeDeps): AppError | null {
     return new AppError(
       'UNAUTHORIZED',
       "a valid bearer token is required on the upgrade (Authorization: Bearer <token>); crawlers send ACKCRAWL_TOKEN or the scheduler's token file",
-      { status: 401 },
     );
   }
   return null;

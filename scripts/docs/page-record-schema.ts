@@ -19,7 +19,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const rendered = renderPageRecordJsonSchema();
   if (process.argv.includes('--check')) {
     if (readFileSync(SCHEMA_PATH, 'utf8') !== rendered) {
-      console.error('docs/page-record.schema.json is out of date: run npm run docs:schema');
+      console.error('docs/page-record.schema.json is out of date: run npm run docs:generate');
       process.exit(1);
     }
   } else {

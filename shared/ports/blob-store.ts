@@ -59,12 +59,12 @@ export interface ContentAddressedBlob {
 
 export class BlobNotFoundError extends StorageError {
   constructor(key: string, options: { cause?: unknown } = {}) {
-    super('BLOB_NOT_FOUND', `no blob under key ${key}`, { ...options, retriable: false, status: 404 });
+    super('BLOB_NOT_FOUND', `no blob under key ${key}`, { ...options, status: 404 });
   }
 }
 
 export function blobStoreClosed(): StorageError {
-  return new StorageError('BLOB_STORE_CLOSED', 'the blob store is closed', { retriable: false });
+  return new StorageError('BLOB_STORE_CLOSED', 'the blob store is closed');
 }
 
 export function sha256Hex(body: Buffer): string {

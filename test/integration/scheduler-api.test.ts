@@ -244,12 +244,12 @@ describe('scheduler HTTP API (createSchedulerApp)', () => {
     assertError(
       await upload(size, { ...AUTH, ...JSON_TYPE, 'content-length': String(size) }),
       413,
-      'BODY_TOO_LARGE',
+      'REQUEST_TOO_LARGE',
     );
     assertError(
       await upload(size, { ...AUTH, ...JSON_TYPE, 'transfer-encoding': 'chunked' }),
       413,
-      'BODY_TOO_LARGE',
+      'REQUEST_TOO_LARGE',
     );
     // At the limit is fine (and then judged as JSON).
     const padded = JSON.stringify({ seeds: ['http://a.test/'], pad: 'x'.repeat(1024 * 1024 - 100) });

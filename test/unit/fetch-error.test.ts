@@ -86,7 +86,7 @@ describe('toFetchError', () => {
   });
 
   test('a FetchError passes through unchanged', () => {
-    const original = new FetchError('BODY_TOO_LARGE', 'big', { retriable: false, status: 200 });
+    const original = new FetchError('BODY_TOO_LARGE', 'big', { status: 200 });
     assert.equal(toFetchError(original), original);
   });
 });

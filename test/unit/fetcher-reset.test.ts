@@ -85,7 +85,7 @@ describe('Fetcher: a URL whose server resets every connection', () => {
     const spy = {
       fetch: (_url: string, h?: unknown) => {
         hooks.push(h);
-        return Promise.reject(new FetchError('CONNECTION_RESET', 'read ECONNRESET', { retriable: true }));
+        return Promise.reject(new FetchError('CONNECTION_RESET', 'read ECONNRESET'));
       },
     };
     const task = { taskId: 't', url: `${server.origin}/reset-always`, depth: 0, parentUrl: null };

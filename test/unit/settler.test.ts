@@ -45,8 +45,7 @@ class FakeSink implements PageSink {
       throw this.failWith();
     }
     const refused = records.find((r) => this.refuse.has(r.key) && r.value.includes('"outcome":"ok"'));
-    if (refused)
-      throw new StorageError('SINK_RECORD_TOO_LARGE', `${refused.key} too large`, { retriable: false });
+    if (refused) throw new StorageError('SINK_RECORD_TOO_LARGE', `${refused.key} too large`);
     this.written.push(...records);
     return `cp-${this.written.length}`;
   }
@@ -542,9 +541,6 @@ describe('Settler', () => {
       new StorageError(
         'BLOB_STORE_AUTH',
         'cannot store blob: S3 at http://127.0.0.1:9000 refused the credentials',
-        {
-          retriable: false,
-        },
       );
     settler.ack(page, record(page.url), [newTask('https://a.test/child', 1)]);
     await waitFor(() => sink.calls.length >= 3, { timeoutMs: 5_000, message: 'retries under way' });

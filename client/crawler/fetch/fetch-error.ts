@@ -1,21 +1,26 @@
 import { AppError } from '../../../shared/errors.js';
+import type { PageErrorCode } from '../../../shared/error-codes/index.js';
 
-/** A fetch that produced no usable page. `code` lands in the record; `retriable` drives the retry tier. */
+/**
+ * A fetch that produced no usable page. `code` lands in the record; whether the retry tiers apply
+ * is the error catalogue's call (shared/error-codes/page.ts), never the thrower's.
+ */
 export class FetchError extends AppError {
+  declare readonly code: PageErrorCode;
   readonly httpStatus: number | null;
   readonly retryAfterMs: number | null;
   constructor(
-    code: string,
+    code: PageErrorCode,
     message: string,
-    options: { retriable: boolean; status?: number | null; retryAfterMs?: number | null; cause?: unknown },
+    options: { status?: number | null; retryAfterMs?: number | null; cause?: unknown } = {},
   ) {
-    super(code, message, { retriable: options.retriable, cause: options.cause });
+    super(code, message, { cause: options.cause });
     this.httpStatus = options.status ?? null;
     this.retryAfterMs = options.retryAfterMs ?? null;
   }
 }
 
-const NETWORK_CODES: Record<string, string> = {
+const NETWORK_CODES: Record<string, PageErrorCode> = {
   ECONNREFUSED: 'CONNECTION_REFUSED',
   ECONNRESET: 'CONNECTION_RESET',
   EPIPE: 'CONNECTION_RESET',
@@ -34,28 +39,25 @@ export function toFetchError(err: unknown): FetchError {
   const message = (e.message ?? String(err)).slice(0, 500);
   if (message.includes('is not allowed. Because')) {
     return new FetchError('ADDRESS_BLOCKED', `refused to connect: ${message}`, {
-      retriable: false,
       cause: err,
     });
   }
   if (e.name === 'TimeoutError' || e.code === 'ETIMEDOUT') {
     return new FetchError('TIMEOUT', `timed out (${e.event ?? 'request'}): ${message}`, {
-      retriable: true,
       cause: err,
     });
   }
   if (e.code === 'ERR_TOO_MANY_REDIRECTS') {
-    return new FetchError('TOO_MANY_REDIRECTS', message, { retriable: false, cause: err });
+    return new FetchError('TOO_MANY_REDIRECTS', message, { cause: err });
   }
   if (e.code === 'ERR_INVALID_URL') {
     // Task URLs are normalised before they are queued, so an unparsable URL here is a Location.
     return new FetchError('BAD_REDIRECT', `redirect to an invalid URL: ${message}`, {
-      retriable: false,
       cause: err,
     });
   }
   if (e.code === 'ERR_UNSUPPORTED_PROTOCOL') {
-    return new FetchError('UNSUPPORTED_REDIRECT', message, { retriable: false, cause: err });
+    return new FetchError('UNSUPPORTED_REDIRECT', message, { cause: err });
   }
   if (
     e.code?.startsWith('Z_') ||
@@ -65,20 +67,19 @@ export function toFetchError(err: unknown): FetchError {
     e.code === 'ERR_BODY_PARSE_FAILURE' ||
     /incorrect header check|unexpected end of file/i.test(message)
   ) {
-    return new FetchError('BAD_CONTENT_ENCODING', message, { retriable: false, cause: err });
+    return new FetchError('BAD_CONTENT_ENCODING', message, { cause: err });
   }
   if (e.code?.startsWith('HPE_')) {
     return new FetchError('BAD_HTTP_RESPONSE', `malformed HTTP response: ${message}`, {
-      retriable: false,
       cause: err,
     });
   }
   const mapped = e.code ? NETWORK_CODES[e.code] : undefined;
-  if (mapped) return new FetchError(mapped, message, { retriable: true, cause: err });
+  if (mapped) return new FetchError(mapped, message, { cause: err });
   if (e.code?.startsWith('ERR_TLS') || e.code?.includes('CERT')) {
-    return new FetchError('TLS_ERROR', message, { retriable: false, cause: err });
+    return new FetchError('TLS_ERROR', message, { cause: err });
   }
-  return new FetchError('FETCH_FAILED', message, { retriable: true, cause: err });
+  return new FetchError('FETCH_FAILED', message, { cause: err });
 }
 
 /** Retry-After as ms: delta-seconds or an HTTP date. Null when absent or unreadable. */

@@ -2,6 +2,7 @@ import zlib from 'node:zlib';
 import got, { type Got } from 'got';
 import type { FetchSettings } from '../../../shared/protocol/messages.js';
 import type { Agents } from './agents.js';
+import { httpStatusCode } from '../../../shared/error-codes/index.js';
 import { FetchError, parseRetryAfter, toFetchError } from './fetch-error.js';
 
 export interface FetchedPage {
@@ -152,11 +153,7 @@ export class Fetcher {
       // got's own total timeout should always fire first; this only guards against a stream that
       // neither ends nor errors (a hang would hold a crawl slot and a host slot forever).
       const watchdog = setTimeout(() => {
-        fail(
-          new FetchError('TIMEOUT', `no end after ${this.settings.totalTimeoutMs} ms (watchdog)`, {
-            retriable: true,
-          }),
-        );
+        fail(new FetchError('TIMEOUT', `no end after ${this.settings.totalTimeoutMs} ms (watchdog)`));
       }, this.settings.totalTimeoutMs + WATCHDOG_GRACE_MS);
       const fail = (err: unknown): void => {
         if (settled) return;
@@ -189,7 +186,7 @@ export class Fetcher {
               new FetchError(
                 'UNSUPPORTED_CONTENT_ENCODING',
                 `Content-Encoding '${encoding.slice(0, 100)}' cannot be decoded`,
-                { retriable: false, status: response.statusCode },
+                { status: response.statusCode },
               ),
             );
             return;
@@ -203,7 +200,6 @@ export class Fetcher {
           ) {
             fail(
               new FetchError('BODY_TOO_LARGE', `declared ${declared} bytes, over the ${max}-byte cap`, {
-                retriable: false,
                 status: response.statusCode,
               }),
             );
@@ -231,7 +227,6 @@ export class Fetcher {
         if (size > max) {
           fail(
             new FetchError('BODY_TOO_LARGE', `body over the ${max}-byte cap (after decompression)`, {
-              retriable: false,
               status: meta?.status ?? null,
             }),
           );
@@ -245,7 +240,7 @@ export class Fetcher {
         settled = true;
         clearTimeout(watchdog);
         if (!meta) {
-          reject(new FetchError('BAD_HTTP_RESPONSE', 'stream ended without a response', { retriable: true }));
+          reject(new FetchError('EMPTY_RESPONSE', 'the server closed the connection without a response'));
           return;
         }
         resolve({ ...meta, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size) });
@@ -259,7 +254,6 @@ export function statusFailure(page: FetchedPage): FetchError | null {
   const { status } = page;
   if (status >= 200 && status < 300) return null;
   const retryAfterMs = parseRetryAfter(page.headers['retry-after']);
-  const retriable = status === 429 || status >= 500;
-  const code = status >= 300 && status < 400 ? 'REDIRECT_WITHOUT_LOCATION' : `HTTP_${status}`;
-  return new FetchError(code, `HTTP ${status}`, { retriable, status, retryAfterMs });
+  const code = status >= 300 && status < 400 ? 'REDIRECT_WITHOUT_LOCATION' : httpStatusCode(status);
+  return new FetchError(code, `HTTP ${status}`, { status, retryAfterMs });
 }

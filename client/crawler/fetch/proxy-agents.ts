@@ -7,7 +7,11 @@ import { HttpsProxyAgent } from 'https-proxy-agent';
 import { SocksProxyAgent } from 'socks-proxy-agent';
 import { redactProxyUrl } from '../../../shared/protocol/proxy-url.js';
 import type { Agents } from './agents.js';
+import type { PageErrorCode } from '../../../shared/error-codes/index.js';
 import { FetchError } from './fetch-error.js';
+
+type ProxyFailureCode =
+  'PROXY_CONNECT_FAILED' | 'PROXY_TIMEOUT' | 'PROXY_HANDSHAKE_FAILED' | 'PROXY_AUTH_FAILED';
 import { checkTarget, type LookupAll } from './target-guard.js';
 
 /**
@@ -16,8 +20,8 @@ import { checkTarget, type LookupAll } from './target-guard.js';
  * to the target, so another proxy may take the same request at once.
  */
 export class ProxyFailure extends FetchError {
-  constructor(code: string, message: string, cause?: unknown) {
-    super(code, message, { retriable: true, cause });
+  constructor(code: ProxyFailureCode, message: string, cause?: unknown) {
+    super(code, message, { cause });
   }
 }
 
@@ -31,7 +35,7 @@ export interface ProxyAgentOptions {
 }
 
 /** SOCKS replies that speak of the target, not of the proxy (RFC 1928 §6). */
-const SOCKS_TARGET_REPLIES: Record<string, string> = {
+const SOCKS_TARGET_REPLIES: Record<string, PageErrorCode> = {
   ConnectionRefused: 'CONNECTION_REFUSED',
   HostUnreachable: 'HOST_UNREACHABLE',
   NetworkUnreachable: 'NETWORK_UNREACHABLE',
@@ -45,7 +49,6 @@ function classify(err: unknown, label: string): FetchError {
   const reply = /rejected connection - (\w+)/.exec(message)?.[1];
   if (reply && SOCKS_TARGET_REPLIES[reply]) {
     return new FetchError(SOCKS_TARGET_REPLIES[reply], `via ${label}: ${message}`, {
-      retriable: true,
       cause: err,
     });
   }

@@ -21,7 +21,6 @@ export class RoutedFetchError extends FetchError {
     readonly via: FetchVia,
   ) {
     super(failure.code, failure.message, {
-      retriable: failure.retriable,
       status: failure.httpStatus,
       retryAfterMs: failure.retryAfterMs,
       cause: failure,
@@ -151,7 +150,7 @@ export class RoutedFetcher {
       new FetchError(
         'NO_HEALTHY_PROXY',
         `every proxy (${pool.size}) is retired after repeated failures; the next may be probed in ${waitMs ?? 0} ms`,
-        { retriable: true, retryAfterMs: waitMs },
+        { retryAfterMs: waitMs },
       ),
       { userAgent, proxy: null },
     );

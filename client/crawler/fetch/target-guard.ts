@@ -38,7 +38,7 @@ export async function checkTarget(
       throw new FetchError(
         code === 'ENOTFOUND' ? 'DNS_NOT_FOUND' : 'DNS_FAILURE',
         `cannot resolve ${bare}: ${(err as Error).message}`,
-        { retriable: true, cause: err },
+        { cause: err },
       );
     }
   }
@@ -48,7 +48,6 @@ export async function checkTarget(
       throw new FetchError(
         'ADDRESS_BLOCKED',
         `refused to send ${bare} through a proxy: it resolves to ${address}, ${reason}`,
-        { retriable: false },
       );
     }
   }

@@ -1,9 +1,10 @@
+import { isRetriablePageError, type PageErrorCode } from '../../../shared/error-codes/index.js';
 import type { OutcomeHeader, WireFailure, WireTask } from '../../../shared/protocol/messages.js';
 import { encodeOutcomeFrame } from '../../../shared/protocol/outcome-frame.js';
 import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../../shared/protocol/page-record.js';
 
 /** The code of a task the crawler's own code failed on (a bug, not the page): retried. */
-export const CRAWLER_ERROR = 'CRAWLER_ERROR';
+export const CRAWLER_ERROR = 'CRAWLER_ERROR' satisfies PageErrorCode;
 
 /**
  * The outcome of a task whose processing threw instead of producing an outcome (processTask never
@@ -41,7 +42,7 @@ export function failureOutcome(task: WireTask, err: unknown, crawlerId: string, 
   const failure: WireFailure = {
     code: CRAWLER_ERROR,
     message,
-    retriable: true,
+    retriable: isRetriablePageError(CRAWLER_ERROR, true),
     status: null,
     retryAfterMs: null,
   };

@@ -1,9 +1,10 @@
+import { isRetriablePageError, type PageErrorCode } from '../../../shared/error-codes/index.js';
 import type { OutcomeHeader } from '../../../shared/protocol/messages.js';
 import { encodeOutcomeFrame } from '../../../shared/protocol/outcome-frame.js';
 import type { PageRecord } from '../../../shared/protocol/page-record.js';
 
 /** The code of an outcome too large for the scheduler to take (final: it would be as large again). */
-export const RECORD_TOO_LARGE = 'RECORD_TOO_LARGE';
+export const RECORD_TOO_LARGE = 'RECORD_TOO_LARGE' satisfies PageErrorCode;
 
 /**
  * The outcome frame, within the scheduler's limit on one message (`outcomeFrameLimit`, which the
@@ -49,7 +50,13 @@ export function fitOutcomeFrame(
     type: 'outcome',
     taskId: header.taskId,
     outcome: 'failed',
-    failure: { code: RECORD_TOO_LARGE, message, retriable: false, status: record.status, retryAfterMs: null },
+    failure: {
+      code: RECORD_TOO_LARGE,
+      message,
+      retriable: isRetriablePageError(RECORD_TOO_LARGE, false),
+      status: record.status,
+      retryAfterMs: null,
+    },
     links: [],
     ...(header.status !== undefined ? { status: header.status } : {}),
     ...(header.fetchMs !== undefined ? { fetchMs: header.fetchMs } : {}),

@@ -68,9 +68,7 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
   };
   if (!task.render) return ctx.fetcher.fetch(task.url, hooks);
   if (!ctx.render) {
-    throw new FetchError('RENDER_UNAVAILABLE', 'this crawler cannot render pages (start it with --render)', {
-      retriable: true,
-    });
+    throw new FetchError('RENDER_UNAVAILABLE', 'this crawler cannot render pages (start it with --render)');
   }
   // A browser's first request goes out as the page opens.
   ctx.onRequestSent?.();
@@ -150,9 +148,7 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
         xml: media.essence === 'application/xhtml+xml',
       });
     } catch (err) {
-      failure = new FetchError('PARSE_FAILED', `link extraction failed: ${String(err)}`, {
-        retriable: false,
-      });
+      failure = new FetchError('PARSE_FAILED', `link extraction failed: ${String(err)}`);
     }
   }
   const links = entries ? [...new Set(entries.map((e) => e.url))] : (extracted?.links ?? []);

@@ -20,7 +20,7 @@ const NET_ERRORS: Record<string, string> = {
 };
 
 export function renderFailed(message: string, cause?: unknown): FetchError {
-  return new FetchError('RENDER_FAILED', message.slice(0, 500), { retriable: true, cause });
+  return new FetchError('RENDER_FAILED', message.slice(0, 500), { cause });
 }
 
 /**
@@ -35,28 +35,26 @@ export function navigationError(
   const message = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
   if (err instanceof errors.TimeoutError) {
     return new FetchError('RENDER_TIMEOUT', `the page did not load in time: ${message}`, {
-      retriable: true,
       cause: err,
     });
   }
   if (/Download is starting/i.test(message)) {
-    return new FetchError(NOT_A_PAGE, message, { retriable: false, cause: err });
+    return new FetchError(NOT_A_PAGE, message, { cause: err });
   }
   const net = /net::(ERR_[A-Z_]+)/.exec(message)?.[1];
   if (!net) return renderFailed(`the browser failed: ${message}`, err);
-  if (net === 'ERR_ABORTED') return new FetchError(NOT_A_PAGE, message, { retriable: false, cause: err });
+  if (net === 'ERR_ABORTED') return new FetchError(NOT_A_PAGE, message, { cause: err });
   if (net === 'ERR_TUNNEL_CONNECTION_FAILED') {
     const why = tunnel();
     if (why?.blocked) {
       return new FetchError('ADDRESS_BLOCKED', `refused to connect: ${message}`, {
-        retriable: false,
         cause: err,
       });
     }
     if (why) return toFetchError(Object.assign(new Error(message), { code: why.code }));
   }
   if (net.startsWith('ERR_CERT_') || net.startsWith('ERR_SSL_')) {
-    return new FetchError('TLS_ERROR', message, { retriable: false, cause: err });
+    return new FetchError('TLS_ERROR', message, { cause: err });
   }
   const code = NET_ERRORS[net];
   if (code) return toFetchError(Object.assign(new Error(message), { code }));

@@ -80,9 +80,7 @@ export class Renderer {
       timer = setTimeout(
         () =>
           reject(
-            new FetchError('RENDER_TIMEOUT', `the page was not rendered in ${settings.totalTimeoutMs} ms`, {
-              retriable: true,
-            }),
+            new FetchError('RENDER_TIMEOUT', `the page was not rendered in ${settings.totalTimeoutMs} ms`),
           ),
         remaining(deadline) + 1_000,
       );
@@ -137,7 +135,7 @@ export class Renderer {
       throw new FetchError(
         'BODY_TOO_LARGE',
         `${html ? 'rendered page' : 'body'} of ${body.length} bytes, over the ${settings.maxBodyBytes}-byte cap`,
-        { retriable: false, status: response.status() },
+        { status: response.status() },
       );
     }
     return {
@@ -191,9 +189,7 @@ function authorityOf(url: string): string {
 function checkProxyMarkers(headers: Record<string, string>): void {
   const blocked = headers[BLOCKED_HEADER];
   if (blocked !== undefined) {
-    throw new FetchError('ADDRESS_BLOCKED', `refused to connect: ${decodeURIComponent(blocked)}`, {
-      retriable: false,
-    });
+    throw new FetchError('ADDRESS_BLOCKED', `refused to connect: ${decodeURIComponent(blocked)}`);
   }
   const failed = headers[FAILED_HEADER];
   if (failed !== undefined)

@@ -50,8 +50,7 @@ function inflate(body: Buffer, feed: (chunk: Buffer) => boolean): Promise<void> 
     const finish = (err?: unknown): void => {
       if (done) return;
       done = true;
-      if (err)
-        reject(new FetchError('SITEMAP_INVALID', `gzip sitemap: ${String(err)}`, { retriable: false }));
+      if (err) reject(new FetchError('SITEMAP_INVALID', `gzip sitemap: ${String(err)}`));
       else resolve();
     };
     gunzip.on('data', (chunk: Buffer) => {
@@ -151,9 +150,7 @@ class SitemapReader {
     if (this.mode === 'xml') {
       if (!this.truncated) this.parser.write(rest).close();
       if (this.root === null) {
-        throw new FetchError('SITEMAP_INVALID', 'not a sitemap: no <urlset> or <sitemapindex> root', {
-          retriable: false,
-        });
+        throw new FetchError('SITEMAP_INVALID', 'not a sitemap: no <urlset> or <sitemapindex> root');
       }
     } else if (this.mode === 'text' && !this.truncated) {
       this.lines(`${rest}\n`);

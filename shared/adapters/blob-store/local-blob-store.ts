@@ -146,8 +146,12 @@ function errnoCode(err: unknown): string {
 
 function ioError(message: string, err: unknown): StorageError {
   const code = errnoCode(err);
-  return new StorageError('BLOB_IO', `${message}: ${code || String(err)}`, {
-    retriable: !PERMANENT.has(code),
-    cause: err,
-  });
+  // Permissions, a read-only disk, a file where a folder should be: trying again will not help.
+  return new StorageError(
+    PERMANENT.has(code) ? 'BLOB_ACCESS' : 'BLOB_IO',
+    `${message}: ${code || String(err)}`,
+    {
+      cause: err,
+    },
+  );
 }

@@ -61,7 +61,7 @@ export function toBlobError(what: string, err: unknown, where?: BlobStoreWhere):
     return new StorageError(
       'BLOB_STORE_AUTH',
       `${what}: ${at} refused the credentials for ${bucket} (${code}); fix the access key and secret key (ACKCRAWL_S3_ACCESS_KEY, ACKCRAWL_S3_SECRET_KEY) or the permissions they have on the bucket`,
-      { retriable: false, cause: err, details },
+      { cause: err, details },
     );
   }
   // minio's request layer turns 5xx/429 answers into plain Errors with this wording.

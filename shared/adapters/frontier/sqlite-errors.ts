@@ -17,7 +17,7 @@ export function toFrontierError(err: unknown, op: string, path: string): AppErro
   const details = { op, path, ...(sqliteCode === undefined ? {} : { sqliteCode }) };
   const message = `sqlite frontier ${op} failed (${path}): ${errorMessage(err)}`;
   if (sqliteCode !== undefined && /^SQLITE_(CORRUPT|NOTADB)/.test(sqliteCode)) {
-    return new StorageError('FRONTIER_CORRUPT', message, { retriable: false, cause: err, details });
+    return new StorageError('FRONTIER_CORRUPT', message, { cause: err, details });
   }
   if (sqliteCode === 'SQLITE_FULL' || isDiskFull(err)) {
     const free = freeBytes(dirname(path));
@@ -27,8 +27,8 @@ export function toFrontierError(err: unknown, op: string, path: string): AppErro
       { cause: err, details: { ...details, freeBytes: free } },
     );
   }
-  return new StorageError('FRONTIER_IO', message, {
-    retriable: sqliteCode !== undefined,
+  // SQLite's own I/O errors may pass; anything else (the file cannot be opened at all) will not.
+  return new StorageError(sqliteCode === undefined ? 'FRONTIER_ACCESS' : 'FRONTIER_IO', message, {
     cause: err,
     details,
   });
@@ -36,7 +36,6 @@ export function toFrontierError(err: unknown, op: string, path: string): AppErro
 
 export function closedError(path: string): StorageError {
   return new StorageError('FRONTIER_CLOSED', `sqlite frontier ${path} is closed`, {
-    retriable: false,
     details: { path },
   });
 }

@@ -92,7 +92,7 @@ function migrate(db: Database.Database, path: string): void {
       throw new StorageError(
         'FRONTIER_SCHEMA',
         `frontier file ${path} has schema version ${row?.value ?? '?'}, this build reads up to ${SCHEMA_VERSION}`,
-        { retriable: false, details: { path } },
+        { details: { path } },
       );
     }
     if (version === SCHEMA_VERSION) return;

@@ -64,7 +64,6 @@ async function fetchChecked(
     throw new StorageError(
       'CLAIM_CHECK_ELSEWHERE',
       `blob ${ref.key} is in ${ref.store}:${ref.bucket}, not in ${here.store}:${here.bucket}`,
-      { retriable: false },
     );
   }
   const bytes = await store.get(ref.key);
@@ -73,7 +72,5 @@ async function fetchChecked(
 }
 
 function mismatch(key: string, why: string): StorageError {
-  return new StorageError('CLAIM_CHECK_MISMATCH', `blob ${key} does not belong to its record: ${why}`, {
-    retriable: false,
-  });
+  return new StorageError('CLAIM_CHECK_MISMATCH', `blob ${key} does not belong to its record: ${why}`);
 }

@@ -56,7 +56,7 @@ export class FileSink implements PageSink {
   }
 
   private async writeNow(records: readonly SinkRecord[]): Promise<string | null> {
-    if (this.closed) throw new StorageError('SINK_CLOSED', 'the page sink is closed', { retriable: false });
+    if (this.closed) throw new StorageError('SINK_CLOSED', 'the page sink is closed');
     if (records.length === 0) {
       return this.segment === null ? null : formatCheckpoint(this.index, this.segment.offset);
     }

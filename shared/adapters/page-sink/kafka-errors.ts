@@ -1,3 +1,4 @@
+import type { ServiceErrorCode } from '../../error-codes/index.js';
 import { AppError, StorageError } from '../../errors.js';
 
 /** The broker cannot be reached or did not answer in time: wait and try again. */
@@ -54,17 +55,18 @@ export function toSinkFailure(err: unknown, topic: string): SinkFailure {
   const names = chain.map((e) => String(e.name ?? ''));
   const type = chain.map((e) => (typeof e.type === 'string' ? e.type : '')).find(Boolean) ?? '';
   const message = chain.map((e) => String(e.message ?? '')).find(Boolean) ?? String(err);
-  const fail = (code: string, text: string, retriable: boolean, resetProducer = false): SinkFailure => ({
-    error: new StorageError(code, `${text} (topic ${topic}): ${message}`, { retriable, cause: err }),
+  const fail = (code: ServiceErrorCode, text: string, resetProducer = false): SinkFailure => ({
+    error: new StorageError(code, `${text} (topic ${topic}): ${message}`, { cause: err }),
     resetProducer,
   });
-  if (TOO_LARGE.has(type)) return fail('SINK_RECORD_TOO_LARGE', 'Kafka refused a batch as too large', false);
-  if (AUTH.has(type)) return fail('SINK_AUTH', 'Kafka refused this client', false);
-  if (PRODUCER_STATE.has(type))
-    return fail('SINK_PRODUCER_STATE', 'Kafka rejected the producer state', true, true);
-  if (names.some((n) => UNAVAILABLE.has(n))) return fail('SINK_UNAVAILABLE', 'Kafka is unavailable', true);
+  if (TOO_LARGE.has(type)) return fail('SINK_RECORD_TOO_LARGE', 'Kafka refused a batch as too large');
+  if (AUTH.has(type)) return fail('SINK_AUTH', 'Kafka refused this client');
+  if (PRODUCER_STATE.has(type)) return fail('SINK_PRODUCER_STATE', 'Kafka rejected the producer state', true);
+  if (names.some((n) => UNAVAILABLE.has(n))) return fail('SINK_UNAVAILABLE', 'Kafka is unavailable');
   const retriable = chain.some((e) => e.retriable === true) || !chain.some((e) => e.retriable === false);
-  return fail('SINK_KAFKA', 'Kafka write failed', retriable);
+  return retriable
+    ? fail('SINK_KAFKA', 'Kafka write failed')
+    : fail('SINK_KAFKA_REJECTED', 'Kafka refused the write');
 }
 
 function causeChain(err: unknown): KafkaLikeError[] {

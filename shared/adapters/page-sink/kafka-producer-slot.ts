@@ -176,5 +176,5 @@ async function settleBy<T>(promise: Promise<T>, deadline: number): Promise<Settl
 }
 
 export function closedError(): StorageError {
-  return new StorageError('SINK_CLOSED', 'the page sink is closed', { retriable: false });
+  return new StorageError('SINK_CLOSED', 'the page sink is closed');
 }

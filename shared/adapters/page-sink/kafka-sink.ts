@@ -213,7 +213,6 @@ export class KafkaSink implements PageSink {
           throw new StorageError(
             'SINK_RECORD_TOO_LARGE',
             `record for ${m.key.toString()} is ${m.value.length} bytes without its body and links; the limit is ${maxMessageBytes}`,
-            { retriable: false },
           );
         }
       }

@@ -192,7 +192,7 @@ export class Ledger {
       throw new StorageError(
         'FRONTIER_SCHEMA',
         `${this.path} is not a RabbitMQ frontier ledger this build reads (kind ${kind ?? '?'}, version ${version ?? '?'})`,
-        { retriable: false, details: { path: this.path } },
+        { details: { path: this.path } },
       );
     }
   }

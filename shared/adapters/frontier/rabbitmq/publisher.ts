@@ -80,7 +80,6 @@ export class Publisher {
                 this.options.resetLink(`queue ${item.queue} took no message`);
                 reject(
                   new StorageError('FRONTIER_UNROUTABLE', `rabbitmq frontier ${op}: no queue ${item.queue}`, {
-                    retriable: true,
                     details: { queue: item.queue },
                   }),
                 );

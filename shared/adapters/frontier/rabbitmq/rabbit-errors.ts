@@ -8,7 +8,6 @@ import { AppError, StorageError, errorMessage } from '../../../errors.js';
 export function unavailable(op: string, cause?: unknown): StorageError {
   const why = cause === undefined ? 'not connected to RabbitMQ' : errorMessage(cause);
   return new StorageError('FRONTIER_UNAVAILABLE', `rabbitmq frontier ${op} failed: ${why}`, {
-    retriable: true,
     cause,
     details: { op },
   });
@@ -19,12 +18,12 @@ export function topologyError(cause: unknown): StorageError {
   return new StorageError(
     'FRONTIER_TOPOLOGY',
     `rabbitmq frontier could not declare its queues: ${errorMessage(cause)}`,
-    { retriable: false, cause },
+    { cause },
   );
 }
 
 export function closedError(): StorageError {
-  return new StorageError('FRONTIER_CLOSED', 'rabbitmq frontier is closed', { retriable: false });
+  return new StorageError('FRONTIER_CLOSED', 'rabbitmq frontier is closed');
 }
 
 /** AppErrors pass through; anything else from the broker side means "not now". */

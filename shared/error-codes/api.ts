@@ -1,0 +1,73 @@
+/**
+ * Codes an HTTP API answers with, in `{ error: { code, message } }`, each with its status. The
+ * scheduler's crawl API and its crawler endpoint's upgrade use them; an AppError with one of these
+ * codes and no status of its own is answered with the status given here.
+ */
+export interface ApiErrorSpec {
+  status: number;
+  /** Sending the same request again later can succeed. */
+  retriable: boolean;
+  meaning: string;
+}
+
+export const API_ERROR_CODES = {
+  BAD_REQUEST: { status: 400, retriable: false, meaning: 'the request is not valid HTTP/1.1' },
+  BAD_JSON: { status: 400, retriable: false, meaning: 'the request body is not JSON' },
+  BODY_ABORTED: { status: 400, retriable: true, meaning: 'the request body did not arrive whole' },
+  INVALID_CRAWL: {
+    status: 400,
+    retriable: false,
+    meaning: 'the crawl request does not validate; the message lists every problem by field',
+  },
+  MISSING_URL: { status: 400, retriable: false, meaning: 'GET /why needs ?url=' },
+  URL_INVALID: { status: 400, retriable: false, meaning: 'the URL cannot be parsed' },
+  URL_UNSUPPORTED_SCHEME: { status: 400, retriable: false, meaning: 'the URL is not http or https' },
+  URL_TOO_LONG: { status: 400, retriable: false, meaning: 'the URL is longer than the limit' },
+  UNAUTHORIZED: {
+    status: 401,
+    retriable: false,
+    meaning: 'no valid bearer token (Authorization: Bearer <token>), on an API call or a crawler upgrade',
+  },
+  HOST_NOT_ALLOWED: {
+    status: 403,
+    retriable: false,
+    meaning: 'the Host header is not one this listener answers (DNS-rebinding guard; ACKCRAWL_ALLOWED_HOSTS)',
+  },
+  CROSS_ORIGIN: {
+    status: 403,
+    retriable: false,
+    meaning: 'a request made by a web page of another origin (Origin, Sec-Fetch-Site); browsers are refused',
+  },
+  FORBIDDEN: { status: 403, retriable: false, meaning: 'the credentials are valid but not for this' },
+  NOT_FOUND: { status: 404, retriable: false, meaning: 'no such route' },
+  METHOD_NOT_ALLOWED: { status: 405, retriable: false, meaning: 'the route exists for other methods' },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    retriable: true,
+    meaning: 'the request head or body did not arrive in time',
+  },
+  REQUEST_TOO_LARGE: { status: 413, retriable: false, meaning: 'the request body is over the limit (1 MiB)' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    retriable: false,
+    meaning: 'a request body that is not Content-Type: application/json',
+  },
+  TOO_MANY_CONNECTIONS_FROM_ADDRESS: {
+    status: 429,
+    retriable: true,
+    meaning: 'this address holds as many connections as it may; try again after Retry-After',
+  },
+  HEADERS_TOO_LARGE: { status: 431, retriable: false, meaning: 'the request head is over 16 KiB' },
+  INTERNAL: {
+    status: 500,
+    retriable: true,
+    meaning: 'the server failed to answer; its log says why (the answer names no internals)',
+  },
+  TOO_MANY_CONNECTIONS: {
+    status: 503,
+    retriable: true,
+    meaning: 'the listener holds as many connections as it may in all; try again after Retry-After',
+  },
+} as const satisfies Record<string, ApiErrorSpec>;
+
+export type ApiErrorCode = keyof typeof API_ERROR_CODES;

@@ -1,0 +1,133 @@
+/**
+ * Codes of failures inside ackcrawl's own roles and the services they use: the frontier, the page
+ * sink, the blob store, configuration. They reach logs, exit messages and (as RECORD_UNWRITABLE's
+ * reason) records. `retriable`: the operation can succeed if tried again (the settler and the
+ * roles do, with backoff); not retriable: something must be changed first.
+ */
+export interface ServiceErrorSpec {
+  retriable: boolean;
+  meaning: string;
+}
+
+export const SERVICE_ERROR_CODES = {
+  CONFIG_INVALID: {
+    retriable: false,
+    meaning: "a role's configuration failed validation; every problem is listed",
+  },
+  CRAWL_OPTIONS_INVALID: {
+    retriable: false,
+    meaning: 'a command-line option of `ackcrawl crawl` is invalid',
+  },
+  CHROMIUM_MISSING: { retriable: false, meaning: 'rendering was asked for and no Chromium is installed' },
+  BAD_HOST_RULE: { retriable: false, meaning: 'a --host-rule that cannot be parsed' },
+  SCOPE_NO_SEEDS: { retriable: false, meaning: 'a scope needs at least one seed' },
+  SCOPE_MODE_INVALID: { retriable: false, meaning: 'a scope other than host, domain or any' },
+  SCHEDULER_EXITED: {
+    retriable: true,
+    meaning: 'the embedded scheduler stopped before the crawl completed; run it again to resume',
+  },
+  SCHEDULER_FAILED: { retriable: true, meaning: 'the scheduler failed at start; its message says why' },
+  SCHEDULER_UNREACHABLE: {
+    retriable: true,
+    meaning: "crawl --cluster or why cannot reach the scheduler's API",
+  },
+  WHY_NO_SOURCE: { retriable: false, meaning: 'ackcrawl why needs --out or --scheduler' },
+  WHY_NO_CRAWL: { retriable: false, meaning: 'no crawl found where ackcrawl why looked' },
+  FRONTIER_UNAVAILABLE: { retriable: true, meaning: 'the broker cannot be reached, or its channel closed' },
+  FRONTIER_TOPOLOGY: {
+    retriable: false,
+    meaning: 'the queues exist with other arguments than this version declares',
+  },
+  FRONTIER_UNROUTABLE: {
+    retriable: true,
+    meaning: 'the broker returned a message no queue took (a queue was deleted)',
+  },
+  FRONTIER_CLOSED: { retriable: false, meaning: 'the frontier was used after close()' },
+  FRONTIER_SCHEMA: { retriable: false, meaning: 'the frontier file is of another kind or a newer version' },
+  FRONTIER_CORRUPT: { retriable: false, meaning: 'the SQLite frontier file is damaged' },
+  FRONTIER_IO: { retriable: true, meaning: 'the SQLite frontier could not read or write its file' },
+  FRONTIER_ACCESS: {
+    retriable: false,
+    meaning: 'the SQLite frontier file cannot be opened (permissions, a missing or wrong path)',
+  },
+  FRONTIER_DISK_FULL: {
+    retriable: true,
+    meaning: "the frontier's disk is full; the crawl waits for space (the message names the path)",
+  },
+  FRONTIER_BAD_TASK: { retriable: false, meaning: 'a task to push is malformed (a bug in the caller)' },
+  FRONTIER_BAD_SETTLEMENT: { retriable: false, meaning: 'a settlement is malformed (a bug in the caller)' },
+  FRONTIER_BAD_LEASE_MS: { retriable: false, meaning: 'a lease time out of range' },
+  FRONTIER_BAD_BUCKETS: {
+    retriable: false,
+    meaning: 'retry delay buckets that are not positive whole milliseconds',
+  },
+  FRONTIER_BAD_PREFETCH: { retriable: false, meaning: 'a prefetch out of range' },
+  FRONTIER_BAD_PREFIX: {
+    retriable: false,
+    meaning: 'a queue prefix with characters RabbitMQ names cannot hold',
+  },
+  FRONTIER_BAD_CACHE_SIZE: { retriable: false, meaning: 'a ledger cache size out of range' },
+  SINK_UNAVAILABLE: { retriable: true, meaning: 'Kafka cannot be reached or did not answer in time' },
+  SINK_TIMEOUT: { retriable: true, meaning: 'Kafka did not confirm a send within its deadline' },
+  SINK_KAFKA: { retriable: true, meaning: 'any other Kafka write failure that may pass' },
+  SINK_KAFKA_REJECTED: {
+    retriable: false,
+    meaning:
+      'Kafka refused a write with an error it calls final; the settler keeps the batch and tries again with backoff',
+  },
+  SINK_AUTH: {
+    retriable: false,
+    meaning:
+      'Kafka refused this client (ACLs, SASL); the crawl waits until it is fixed, retrying with backoff',
+  },
+  SINK_PRODUCER_STATE: {
+    retriable: true,
+    meaning: "Kafka lost this producer's sequence; a new producer takes over",
+  },
+  SINK_RECORD_TOO_LARGE: {
+    retriable: false,
+    meaning: 'a record too large for the sink even after the claim check',
+  },
+  SINK_IO: { retriable: true, meaning: 'the file sink could not write its segment' },
+  SINK_DISK_FULL: {
+    retriable: true,
+    meaning: 'the output disk is full; the crawl waits for space (the message names the path)',
+  },
+  SINK_CLOSED: { retriable: false, meaning: 'the page sink was used after close()' },
+  CLAIM_CHECK_MISMATCH: {
+    retriable: false,
+    meaning: 'a claim-checked blob does not have the hash its record names',
+  },
+  CLAIM_CHECK_ELSEWHERE: {
+    retriable: false,
+    meaning: 'a record points at a blob store other than the one configured',
+  },
+  BLOB_STORE_UNAVAILABLE: { retriable: true, meaning: 'S3/MinIO cannot be reached' },
+  BLOB_STORE_TIMEOUT: { retriable: true, meaning: 'S3/MinIO did not answer in time' },
+  BLOB_STORE_AUTH: {
+    retriable: false,
+    meaning: 'S3/MinIO refused the credentials; the crawl waits until they are fixed, retrying with backoff',
+  },
+  BLOB_STORE_NO_BUCKET: { retriable: true, meaning: 'the bucket does not exist and could not be created' },
+  BLOB_STORE_CONFIG: { retriable: false, meaning: 'the S3 endpoint setting is not usable' },
+  BLOB_STORE_IO: { retriable: true, meaning: 'any other S3/MinIO failure' },
+  BLOB_STORE_CLOSED: { retriable: false, meaning: 'the blob store was used after close()' },
+  BLOB_IO: { retriable: true, meaning: 'the local blob directory could not be read or written' },
+  BLOB_ACCESS: {
+    retriable: false,
+    meaning: 'the local blob directory refuses access (permissions, read-only disk, a file in the way)',
+  },
+  BLOB_NOT_FOUND: { retriable: false, meaning: 'no blob under that key' },
+  BLOB_BAD_KEY: { retriable: false, meaning: "a blob key outside the store's layout" },
+  ARCHIVER_CLOSED: { retriable: false, meaning: 'the archiver was used after close()' },
+  ARCHIVE_EMPTY_BATCH: {
+    retriable: false,
+    meaning: 'an archive batch with no records (a bug in the caller)',
+  },
+  ARCHIVE_NOT_ASSIGNED: {
+    retriable: false,
+    meaning: 'a partition is no longer assigned to this archiver (a rebalance)',
+  },
+} as const satisfies Record<string, ServiceErrorSpec>;
+
+export type ServiceErrorCode = keyof typeof SERVICE_ERROR_CODES;
