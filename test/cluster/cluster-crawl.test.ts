@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import type { PageRecord } from '../../shared/protocol/page-record.js';
-import { runCli, startCli, type CliRun } from '../helpers/cli.js';
-import { startCluster, type Cluster } from '../helpers/cluster.js';
+import { runCli } from '../helpers/cli.js';
+import { startCluster } from '../helpers/cluster.js';
 import { readPageRecords } from '../helpers/topic-records.js';
 import { readRecords } from '../helpers/records.js';
 import { serviceControl } from '../helpers/service-control.js';
@@ -72,15 +72,6 @@ function checkDelivery(name: string, records: PageRecord[], site: GeneratedSite)
   return duplicates;
 }
 
-/** `crawl --cluster`; killed when its cluster stops, so a failed test never leaves it polling. */
-function runClusterCrawl(cluster: Cluster, site: GeneratedSite, hostDelayMs: number): CliRun {
-  const run = startCli(['crawl', '--cluster', ...crawlArgs(site, hostDelayMs).slice(1)], cluster.env);
-  cluster.onStop(() => {
-    if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
-  });
-  return run;
-}
-
 describe('the distributed crawl on RabbitMQ, Kafka and MinIO', () => {
   let site: GeneratedSite;
   before(async () => {
@@ -100,7 +91,7 @@ describe('the distributed crawl on RabbitMQ, Kafka and MinIO', () => {
       assert.equal(reference.size, PAGES);
 
       site.resetStats();
-      const run = await runClusterCrawl(cluster, site, 0);
+      const run = cluster.crawl(site.url, { hostConcurrency: 32, hostDelayMs: 0 });
       const result = await run.done;
       assert.equal(result.code, 0, result.stderr);
       const summary = JSON.parse(result.stdout) as { pages: number; ok: number; out: string };
@@ -120,7 +111,7 @@ describe('the distributed crawl on RabbitMQ, Kafka and MinIO', () => {
     site.resetStats();
     let kills = 0;
     try {
-      const run = await runClusterCrawl(cluster, site, 4);
+      const run = cluster.crawl(site.url, { hostConcurrency: 32, hostDelayMs: 4 });
       const killer = setInterval(() => {
         const pids = cluster.crawlers();
         const victim = pids[Math.floor(Math.random() * pids.length)];
@@ -152,7 +143,7 @@ describe('the distributed crawl on RabbitMQ, Kafka and MinIO', () => {
     const cluster = await startCluster({ agents: 1, processes: 2 });
     site.resetStats();
     try {
-      const run = await runClusterCrawl(cluster, site, 5);
+      const run = cluster.crawl(site.url, { hostConcurrency: 32, hostDelayMs: 5 });
       for (const threshold of [300, 900]) {
         await waitFor(() => site.stats().distinctPages >= threshold, {
           timeoutMs: 60_000,
@@ -178,7 +169,7 @@ describe('the distributed crawl on RabbitMQ, Kafka and MinIO', () => {
     const cluster = await startCluster({ agents: 1, processes: 2 });
     site.resetStats();
     try {
-      const run = await runClusterCrawl(cluster, site, 10);
+      const run = cluster.crawl(site.url, { hostConcurrency: 32, hostDelayMs: 10 });
       await waitFor(() => site.stats().distinctPages >= 300, {
         timeoutMs: 60_000,
         message: '300 pages fetched',

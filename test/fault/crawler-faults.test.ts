@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import { pagePath } from '../../scripts/site/page-renderer.js';
 import type { PageRecord } from '../../shared/protocol/page-record.js';
-import { startCli, type CliRun } from '../helpers/cli.js';
+import type { CliRun } from '../helpers/cli.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { isAlive } from '../helpers/process-tree.js';
 import { crawlerIdOf, peerPid } from '../helpers/socket-owner.js';
@@ -44,28 +44,6 @@ async function startSite(): Promise<SiteWithCounts> {
     },
   });
   return state;
-}
-
-/** `crawl --cluster` of the site; killed when its cluster stops, so a failed test never leaves it. */
-function crawl(cluster: Cluster, site: GeneratedSite): CliRun {
-  const run = startCli(
-    [
-      'crawl',
-      '--cluster',
-      site.url,
-      '--allow-private',
-      '--host-concurrency',
-      '32',
-      '--host-delay',
-      '0',
-      '--json',
-    ],
-    cluster.env,
-  );
-  cluster.onStop(() => {
-    if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
-  });
-  return run;
 }
 
 interface Summary {
@@ -121,7 +99,7 @@ describe('crawler faults on the cluster', () => {
     });
     let victim: number | undefined;
     try {
-      const run = crawl(cluster, counts.site);
+      const run = cluster.crawl(counts.site.url, { hostConcurrency: 32, hostDelayMs: 0 });
       await waitFor(() => counts.site.stats().distinctPages >= 300, {
         timeoutMs: 60_000,
         message: '300 pages',
@@ -181,7 +159,7 @@ describe('crawler faults on the cluster', () => {
     counts.onPage = () => false;
     const cluster = await startCluster({ agents: 2, processes: 2 });
     try {
-      const run = crawl(cluster, counts.site);
+      const run = cluster.crawl(counts.site.url, { hostConcurrency: 32, hostDelayMs: 0 });
       await waitFor(() => counts.site.stats().distinctPages >= 150, {
         timeoutMs: 60_000,
         message: '150 pages',
@@ -228,7 +206,7 @@ describe('crawler faults on the cluster', () => {
     counts.onPage = () => false;
     const cluster = await startCluster({ agents: 2, processes: 2 });
     try {
-      const run = crawl(cluster, counts.site);
+      const run = cluster.crawl(counts.site.url, { hostConcurrency: 32, hostDelayMs: 0 });
       for (const threshold of [300, 800]) {
         await waitFor(() => counts.site.stats().distinctPages >= threshold, {
           timeoutMs: 60_000,
@@ -268,7 +246,7 @@ describe('crawler faults on the cluster', () => {
     const cluster = await startCluster({ agents: 2, processes: 2 });
     let kills = 0;
     try {
-      const run = crawl(cluster, counts.site);
+      const run = cluster.crawl(counts.site.url, { hostConcurrency: 32, hostDelayMs: 0 });
       const killer = setInterval(() => {
         const pids = cluster.crawlers();
         const victim = pids[Math.floor(Math.random() * pids.length)];
@@ -322,7 +300,7 @@ describe('crawler faults on the cluster', () => {
       return true;
     };
     try {
-      const summary = await finish(crawl(cluster, counts.site));
+      const summary = await finish(cluster.crawl(counts.site.url, { hostConcurrency: 32, hostDelayMs: 0 }));
       assert.deepEqual(
         { pages: summary.pages, ok: summary.ok, failed: summary.failed },
         { pages: PAGES, ok: PAGES - 1, failed: 1 },

@@ -4,7 +4,6 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import type { CrawlStatus } from '../../shared/protocol/crawl-api.js';
-import { startCli } from '../helpers/cli.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { rawMinioClient, removeBucket, testBucketName } from '../helpers/minio-bucket.js';
 import { serviceControl } from '../helpers/service-control.js';
@@ -62,23 +61,7 @@ describe('a MinIO outage during a cluster crawl of large pages', () => {
     const cluster = await startCluster({ agents: 1, processes: 2, env: { ACKCRAWL_S3_BUCKET: bucket } });
     let minioDown = false;
     try {
-      const run = startCli(
-        [
-          'crawl',
-          '--cluster',
-          site.url,
-          '--allow-private',
-          '--host-concurrency',
-          '4',
-          '--host-delay',
-          '20',
-          '--json',
-        ],
-        cluster.env,
-      );
-      cluster.onStop(() => {
-        if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
-      });
+      const run = cluster.crawl(site.url, { hostConcurrency: 4, hostDelayMs: 20 });
       await waitFor(async () => (await crawlStatus(cluster)).done >= 40, {
         timeoutMs: 120_000,
         message: '40 pages settled before the outage',

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
-import { startCli } from '../helpers/cli.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { readPageRecords } from '../helpers/topic-records.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -24,23 +23,7 @@ describe(`kill -9 the scheduler ${KILLS_AT.length} times during a ${PAGES}-page 
 
   test('every page arrives, and tasks whose record was durable are settled from it: under 0.1% duplicates', async () => {
     const started = Date.now();
-    const run = startCli(
-      [
-        'crawl',
-        '--cluster',
-        site.url,
-        '--allow-private',
-        '--host-concurrency',
-        '32',
-        '--host-delay',
-        '0',
-        '--json',
-      ],
-      cluster.env,
-    );
-    cluster.onStop(() => {
-      if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
-    });
+    const run = cluster.crawl(site.url, { hostConcurrency: 32, hostDelayMs: 0 });
     const stalls: number[] = [];
     for (const share of KILLS_AT) {
       await waitFor(() => site.stats().distinctPages >= PAGES * share, {

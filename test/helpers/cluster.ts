@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { CLI } from './cli.js';
+import { CLI, startCli, type CliRun } from './cli.js';
 import { freePort } from './ports.js';
 import { crawlerPids } from './process-tree.js';
 import { waitFor } from './wait-for.js';
@@ -27,6 +27,11 @@ export interface Cluster {
   crawlers(): number[];
   /** Runs first when the cluster stops (e.g. to kill a client still following it). */
   onStop(hook: () => void): void;
+  /**
+   * `ackcrawl crawl --cluster <seed> --allow-private --json` with this politeness, following the
+   * crawl to its end; killed when the cluster stops, so a failed test never leaves it polling.
+   */
+  crawl(seed: string, politeness: { hostConcurrency: number; hostDelayMs: number }): CliRun;
   stop(): Promise<void>;
 }
 
@@ -113,6 +118,26 @@ export async function startCluster(options: {
     },
     crawlers,
     onStop: (hook) => stopHooks.push(hook),
+    crawl: (seed, { hostConcurrency, hostDelayMs }) => {
+      const run = startCli(
+        [
+          'crawl',
+          '--cluster',
+          seed,
+          '--allow-private',
+          '--host-concurrency',
+          String(hostConcurrency),
+          '--host-delay',
+          String(hostDelayMs),
+          '--json',
+        ],
+        env,
+      );
+      stopHooks.push(() => {
+        if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
+      });
+      return run;
+    },
     stop: async () => {
       for (const hook of stopHooks) hook();
       for (const agent of agents) agent.kill('SIGTERM');

@@ -13,6 +13,7 @@ import type { SchedulerMessage, WireTask } from '../../shared/protocol/messages.
 import type { PageRecord } from '../../shared/protocol/page-record.js';
 import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { testJob } from '../helpers/test-job.js';
 
 const TOKEN = 'robots-token-0123456789abcdef';
 const WAIT = { timeoutMs: 5_000 };
@@ -66,29 +67,12 @@ before(async () => {
       heartbeatMs: 10_000,
       bufferSize: 100,
       output: 'file:test',
-      job: {
-        seeds: ['http://r.test/', 'http://r.test/private'],
+      job: testJob(['http://r.test/', 'http://r.test/private'], {
         scope: 'host',
-        maxPages: 0,
-        maxDepth: 0,
         hostConcurrency: 4,
-        hostDelayMs: 0,
-        retryDelayMs: 60_000,
-        maxAttempts: 3,
-        hostRules: [],
-        adaptiveDelay: false,
-        maxCrawlDelayMs: 30_000,
-        maxCooldownMs: 3_600_000,
-        fetch: {
-          userAgent: 'ackcrawl/0.1',
-          connectTimeoutMs: 1_000,
-          responseTimeoutMs: 1_000,
-          totalTimeoutMs: 2_000,
-          maxRedirects: 3,
-          maxBodyBytes: 1024 * 1024,
-          allowPrivate: false,
-        },
-      },
+        respectRobots: true,
+        fetch: { userAgent: 'ackcrawl/0.1' },
+      }),
     },
     frontier,
     sink,

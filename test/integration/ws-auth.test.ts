@@ -15,6 +15,7 @@ import type { NewTask } from '../../shared/protocol/task.js';
 import { encodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
 import { okOutcome, pageRecord, RawClient, tryUpgrade, type Refusal } from '../helpers/raw-crawler.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { testJob } from '../helpers/test-job.js';
 
 const TOKEN = 'auth-token-0123456789abcdef';
 const SEEDS = 10;
@@ -72,30 +73,7 @@ describe('crawler endpoint: authentication and limits', () => {
       heartbeatMs: 10_000,
       bufferSize: 100,
       output: 'file:test',
-      job: {
-        seeds: seeds.map((s) => s.url),
-        scope: 'any',
-        maxPages: 0,
-        maxDepth: 0,
-        hostConcurrency: 1,
-        hostDelayMs: 0,
-        hostRules: [],
-        adaptiveDelay: false,
-        maxCrawlDelayMs: 30_000,
-        maxCooldownMs: 3_600_000,
-        retryDelayMs: 60_000,
-        maxAttempts: 3,
-        respectRobots: false,
-        fetch: {
-          userAgent: 'ackcrawl-test',
-          connectTimeoutMs: 1_000,
-          responseTimeoutMs: 1_000,
-          totalTimeoutMs: 2_000,
-          maxRedirects: 3,
-          maxBodyBytes: 1024 * 1024,
-          allowPrivate: false,
-        },
-      },
+      job: testJob(seeds.map((s) => s.url)),
     };
     scheduler = new CrawlScheduler({
       settings,

@@ -17,6 +17,7 @@ import type { NewTask } from '../../shared/protocol/task.js';
 import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
 import { okOutcome, pageRecord, RawClient } from '../helpers/raw-crawler.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { testJob } from '../helpers/test-job.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
 const SEEDS = 10;
@@ -73,31 +74,8 @@ describe('scheduler WebSocket protocol', () => {
       bufferSize: 100,
       drainTimeoutMs: 1_000,
       output: 'file:test',
-      job: {
-        seeds: seeds.map((s) => s.url),
-        scope: 'any',
-        maxPages: 0,
-        maxDepth: 0,
-        hostConcurrency: 1,
-        hostDelayMs: 0,
-        hostRules: [],
-        adaptiveDelay: false,
-        maxCrawlDelayMs: 30_000,
-        maxCooldownMs: 3_600_000,
-        retryDelayMs: 60_000,
-        maxAttempts: 3,
-        // These hand-written crawlers answer page tasks only; robots tasks have their own tests.
-        respectRobots: false,
-        fetch: {
-          userAgent: 'ackcrawl-test',
-          connectTimeoutMs: 1_000,
-          responseTimeoutMs: 1_000,
-          totalTimeoutMs: 2_000,
-          maxRedirects: 3,
-          maxBodyBytes: 1024 * 1024,
-          allowPrivate: false,
-        },
-      },
+      // These hand-written crawlers answer page tasks only; robots tasks have their own tests.
+      job: testJob(seeds.map((s) => s.url)),
     };
     scheduler = new CrawlScheduler({
       settings,
