@@ -174,6 +174,7 @@ export class WsSession implements CrawlerSession {
         this.handlers.onWorking?.(this, message.taskIds);
         return;
       case 'release':
+        for (const taskId of message.taskIds) this.held.delete(taskId);
         this.handlers.onRelease?.(this, message.taskIds);
         return;
     }
