@@ -136,8 +136,10 @@ export class SchedulerClient {
     return this.ws?.readyState === WebSocket.OPEN;
   }
 
-  private sendText(message: CrawlerTextMessage): void {
-    if (this.open) this.ws?.send(JSON.stringify(message));
+  /** `written`, when given, runs once the message is handed to the kernel (or could not be). */
+  private sendText(message: CrawlerTextMessage, written?: () => void): void {
+    if (this.open && this.ws) this.ws.send(JSON.stringify(message), written && (() => written()));
+    else written?.();
   }
 
   private onMessage(text: string, epoch: number): void {
@@ -225,10 +227,12 @@ export class SchedulerClient {
       starting.push(task);
     }
     if (starting.length === 0) return;
-    // Said before any of them starts, so a task that takes this process down is known to have
-    // been worked on when it went (a synchronous hang would keep a later message from going out).
-    this.sendText({ type: 'working', taskIds: starting.map((t) => t.taskId) });
-    for (const task of starting) this.startTask(task, settings, epoch);
+    // Said before any of them starts, and they start only once it has left this process (it may
+    // wait behind a large outcome frame): a task that takes this process down is then known to
+    // have been worked on when it went, whatever kills it, even a synchronous hang.
+    this.sendText({ type: 'working', taskIds: starting.map((t) => t.taskId) }, () => {
+      for (const task of starting) this.startTask(task, settings, epoch);
+    });
   }
 
   private startTask(task: WireTask, settings: FetchSettings, epoch: number): void {

@@ -33,7 +33,7 @@ describe('local blob store: adapter specifics', () => {
     }
   });
 
-  it('reports an unwritable directory as a non-retriable BLOB_IO error', async () => {
+  it('reports an unwritable directory as a non-retriable BLOB_ACCESS error', async () => {
     const dir = tempDir();
     try {
       const store = new LocalBlobStore({ dir });
@@ -41,7 +41,7 @@ describe('local blob store: adapter specifics', () => {
       // `file` is a file, so `file/inside` cannot be created.
       await assert.rejects(store.put('file/inside', Buffer.from('y')), {
         name: 'StorageError',
-        code: 'BLOB_IO',
+        code: 'BLOB_ACCESS',
         retriable: false,
       });
     } finally {

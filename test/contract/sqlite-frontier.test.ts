@@ -122,11 +122,12 @@ describe('sqlite frontier: adapter specifics', () => {
       assert.throws(() => openSqliteFrontier({ path }), { code: 'FRONTIER_CORRUPT', retriable: false });
     }));
 
-  it('wraps an unopenable path in a StorageError', () =>
+  it('wraps an unopenable path in a non-retriable FRONTIER_ACCESS StorageError', () =>
     withFile(async (path) => {
       assert.throws(() => openSqliteFrontier({ path: join(path, 'missing-dir', 'f.db') }), {
         name: 'StorageError',
-        code: 'FRONTIER_IO',
+        code: 'FRONTIER_ACCESS',
+        retriable: false,
       });
     }));
 
