@@ -1,0 +1,183 @@
+/**
+ * The SQL store: what the control plane knows (jobs, runs, their failure log, results, API
+ * tokens), kept in SQL so that nothing it shows lives only in memory. Adapters: SQLite (embedded
+ * default), PostgreSQL, SQL Server; every one passes the same contract suite
+ * (test/contract/sql-store.contract.ts).
+ *
+ * Ids are strings chosen by the caller (UUIDs); times are milliseconds since the epoch. Settings
+ * are stored as JSON text and handed back parsed, never interpreted by the store. Lists are paged
+ * by an opaque cursor: pass `next` of one page as `after` of the next.
+ */
+export interface SqlStore {
+  /** Apply pending migrations (idempotent; a version table records what ran). Called at open. */
+  migrate(): Promise<MigrationReport>;
+  readonly jobs: JobRepository;
+  readonly runs: RunRepository;
+  readonly logs: LogRepository;
+  readonly results: ResultRepository;
+  readonly tokens: TokenRepository;
+  /** True when the database answers a trivial query (for health checks). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface MigrationReport {
+  /** Schema version after the call. */
+  version: number;
+  /** Versions applied by this call (empty when the schema was already current). */
+  applied: number[];
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Cursor of the next page, or null on the last one. */
+  next: string | null;
+}
+
+export interface PageQuery {
+  /** 1..500, default 50. */
+  limit?: number;
+  after?: string | null;
+}
+
+// ---- jobs ----------------------------------------------------------------------------------
+
+export interface JobRow {
+  id: string;
+  name: string;
+  /** The crawl settings (shared/crawl-settings), as validated when saved. */
+  settings: unknown;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface JobRepository {
+  /** Rejects with SQL_CONFLICT when the id or the name is taken. */
+  create(job: JobRow): Promise<JobRow>;
+  get(id: string): Promise<JobRow | null>;
+  /** Oldest first. Deleted jobs are not listed. */
+  list(query?: PageQuery): Promise<Page<JobRow>>;
+  /** Null when there is no such job. Rejects with SQL_CONFLICT when the new name is taken. */
+  update(id: string, patch: { name?: string; settings?: unknown; updatedAt: number }): Promise<JobRow | null>;
+  /** False when there is no such job. Its runs stay (they are history). */
+  delete(id: string): Promise<boolean>;
+}
+
+// ---- runs ----------------------------------------------------------------------------------
+
+export const RUN_STATES = ['queued', 'running', 'paused', 'succeeded', 'failed', 'cancelled'] as const;
+export type RunState = (typeof RUN_STATES)[number];
+export const FINAL_RUN_STATES: readonly RunState[] = ['succeeded', 'failed', 'cancelled'];
+
+export interface RunCounters {
+  done: number;
+  failed: number;
+  queued: number;
+  inFlight: number;
+  pagesPerSecond: number;
+}
+
+export interface RunRow {
+  id: string;
+  jobId: string;
+  state: RunState;
+  /** The job's settings as they were when the run was created (later edits do not change it). */
+  settings: unknown;
+  counters: RunCounters;
+  createdAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  /** The scheduler serving the run, and when it last reported; null when none does. */
+  schedulerId: string | null;
+  heartbeatAt: number | null;
+  /** Why a run failed or was cancelled. */
+  error: string | null;
+}
+
+export interface RunRepository {
+  create(run: RunRow): Promise<RunRow>;
+  get(id: string): Promise<RunRow | null>;
+  /** Newest first. */
+  list(query?: PageQuery & { jobId?: string; states?: readonly RunState[] }): Promise<Page<RunRow>>;
+  /**
+   * Compare-and-set: moves the run to `to` only if its state is one of `from`, applying `patch`
+   * in the same statement. Null when the run does not exist or was in another state (the caller
+   * answers 404 or 409 after a get()).
+   */
+  transition(
+    id: string,
+    from: readonly RunState[],
+    to: RunState,
+    patch?: Partial<Pick<RunRow, 'startedAt' | 'endedAt' | 'error' | 'schedulerId' | 'heartbeatAt'>>,
+  ): Promise<RunRow | null>;
+  /** A scheduler's report: counters and heartbeat, for runs it serves. Unknown ids are ignored. */
+  report(reports: readonly { id: string; schedulerId: string; counters: RunCounters; at: number }[]): Promise<void>;
+}
+
+// ---- logs: every retry and final failure ---------------------------------------------------
+
+export interface LogRow {
+  runId: string;
+  url: string;
+  /** Error code (shared/error-codes). */
+  code: string;
+  attempts: number;
+  lastError: string;
+  /** True for a final failure, false for a retry. */
+  final: boolean;
+  at: number;
+}
+
+export interface LogRepository {
+  /** One batch in one transaction (callers batch; see shared/sql/batched-writer.ts). */
+  append(rows: readonly LogRow[]): Promise<void>;
+  /** Oldest first. `finalOnly`: only final failures. */
+  list(runId: string, query?: PageQuery & { finalOnly?: boolean }): Promise<Page<LogRow & { id: string }>>;
+}
+
+// ---- results (filled by the downstream consumer of a later issue) --------------------------
+
+export interface ResultRow {
+  /** The fetch this result was made from (page record `captureId`). */
+  captureId: string;
+  runId: string;
+  jobId: string;
+  url: string;
+  status: number | null;
+  /** What extraction produced, as JSON. */
+  data: unknown;
+  at: number;
+}
+
+export interface ResultRepository {
+  /** Idempotent on captureId: a replayed record does not make a second row. */
+  upsert(rows: readonly ResultRow[]): Promise<void>;
+  list(runId: string, query?: PageQuery): Promise<Page<ResultRow>>;
+}
+
+// ---- API tokens ----------------------------------------------------------------------------
+
+export const TOKEN_SCOPES = ['read', 'operate', 'admin'] as const;
+export type TokenScope = (typeof TOKEN_SCOPES)[number];
+
+export interface TokenRow {
+  id: string;
+  name: string;
+  scopes: TokenScope[];
+  /** SHA-256 of the secret, hex. The secret itself is never stored. */
+  hash: string;
+  createdAt: number;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+}
+
+export interface TokenRepository {
+  /** Rejects with SQL_CONFLICT when the id or hash is taken. */
+  create(token: TokenRow): Promise<TokenRow>;
+  /** Only tokens not revoked. */
+  findByHash(hash: string): Promise<TokenRow | null>;
+  list(query?: PageQuery): Promise<Page<TokenRow>>;
+  /** False when there is no such token or it was already revoked. */
+  revoke(id: string, at: number): Promise<boolean>;
+  touch(id: string, at: number): Promise<void>;
+}
