@@ -4,10 +4,10 @@ import { AppError, InvalidInputError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { crawlRequestSchema, type CrawlRequest, type CrawlStatus } from '../../shared/protocol/crawl-api.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
-import { bearerMatches } from './bearer.js';
-import { errorResponses } from './error-responses.js';
-import { readJsonBody } from './json-body.js';
-import { crossOriginProblem, type HostPolicy } from './request-guards.js';
+import { bearerMatches } from '../../shared/http/bearer.js';
+import { errorResponses } from '../../shared/http/error-responses.js';
+import { readJsonBody } from '../../shared/http/json-body.js';
+import { crossOriginProblem, type HostPolicy } from '../../shared/http/request-guards.js';
 
 export interface SchedulerAppDeps {
   /** The bearer token every route but `/health` requires. */

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
-import { AppError } from '../../shared/errors.js';
-import { createHostLookup } from '../../shared/url/host-patterns.js';
+import { AppError } from '../errors.js';
+import { createHostLookup } from '../url/host-patterns.js';
 
 /**
  * Which `Host` headers the scheduler answers. A DNS-rebinding attack reaches a server through a

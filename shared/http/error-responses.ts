@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
-import { apiStatus } from '../../shared/error-codes/index.js';
-import { AppError } from '../../shared/errors.js';
-import type { Logger } from '../../shared/logger.js';
+import { apiStatus } from '../error-codes/index.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { refuseSocket } from './refuse-socket.js';
 
 export interface ErrorBody {
