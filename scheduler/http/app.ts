@@ -33,7 +33,12 @@ export interface SchedulerAppDeps {
  */
 export function createSchedulerApp(deps: SchedulerAppDeps): Koa {
   const app = new Koa();
-  app.use(errorResponses(deps.logger));
+  app.use(
+    errorResponses(deps.logger, {
+      service: 'scheduler',
+      routesHint: 'try GET /health, GET or POST /crawl, GET /why?url=…, or a WebSocket on /crawlers',
+    }),
+  );
   app.use(async (ctx, next) => {
     const problem =
       deps.hosts.check(ctx.get('host') || undefined) ??
