@@ -31,6 +31,18 @@ export const SERVICE_ERROR_CODES = {
     retriable: true,
     meaning: "crawl --cluster or why cannot reach the scheduler's API",
   },
+  MASTER_UNREACHABLE: {
+    retriable: true,
+    meaning: "ackcrawl jobs cannot reach the master's API (ACKCRAWL_MASTER_URL)",
+  },
+  MASTER_REFUSED: {
+    retriable: false,
+    meaning: 'the master answered ackcrawl jobs with an error; the message gives its code and problems',
+  },
+  NO_MASTER_TOKEN: {
+    retriable: false,
+    meaning: 'ackcrawl jobs found no token: set ACKCRAWL_TOKEN, or ACKCRAWL_DATA_DIR to the master data dir',
+  },
   WHY_NO_SOURCE: { retriable: false, meaning: 'ackcrawl why needs --out or --scheduler' },
   WHY_NO_CRAWL: { retriable: false, meaning: 'no crawl found where ackcrawl why looked' },
   RUN_CONTROL_UNAVAILABLE: {
