@@ -5,6 +5,7 @@
 export {
   CrawlSettingsSchema,
   CRAWL_SETTING_KEYS,
+  crawlDefaults,
   PRIORITY_MAX,
   PRIORITY_MIN,
   PRIORITY_RULES,
@@ -22,3 +23,11 @@ export {
   type CrawlSettingsPatchInput,
 } from './patch.js';
 export { fetchSettingsOf } from './fetch-settings.js';
+export {
+  crawlSettingsTextShape,
+  settingFromText,
+  settingToText,
+  textKindOf,
+  type TextKind,
+} from './text-input.js';
+export { seedSchema, seedsSchema } from './seeds.js';

@@ -179,3 +179,8 @@ export type CrawlSettingKey = keyof CrawlSettings;
 
 /** Every setting's name, in the schema's order. */
 export const CRAWL_SETTING_KEYS = Object.keys(CrawlSettingsSchema.shape) as CrawlSettingKey[];
+
+/** The default of every setting but `seeds` (which has none), fresh on each call. */
+export function crawlDefaults(): Omit<CrawlSettings, 'seeds'> {
+  return CrawlSettingsSchema.omit({ seeds: true }).parse({});
+}
