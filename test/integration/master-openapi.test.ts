@@ -2,8 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type Router from '@koa/router';
 import { z } from 'zod';
-import { jobCreateSchema } from '../../master/api/schemas/job.js';
-import { startTestMaster, type TestMaster } from '../helpers/master-api.js';
+import { pageOf } from '../../master/api/schemas/common.js';
+import { jobCreateSchema, jobSchema } from '../../master/api/schemas/job.js';
+import { failureSchema, runSchema } from '../../master/api/schemas/run.js';
+import { createdTokenSchema, tokenSchema } from '../../master/api/schemas/token.js';
+import { jobBody, startTestMaster, type TestMaster } from '../helpers/master-api.js';
 
 interface Operation {
   operationId: string;
@@ -127,5 +130,34 @@ describe('master API: the OpenAPI document', () => {
       list?.parameters.map((p) => `${p.in}:${p.name}`),
       ['query:limit', 'query:after'],
     );
+  });
+
+  test('the answers follow the schemas the document gives for them', async () => {
+    const job = await master.call('POST', '/api/v1/jobs', { body: jobBody() });
+    jobSchema.parse(job.json);
+    pageOf(jobSchema).parse((await master.call('GET', '/api/v1/jobs')).json);
+    const run = await master.call('POST', `/api/v1/jobs/${job.json.id}/runs`);
+    runSchema.parse(run.json);
+    runSchema.parse((await master.call('POST', `/api/v1/runs/${run.json.id}/pause`)).json);
+    pageOf(runSchema).parse((await master.call('GET', '/api/v1/runs')).json);
+    await master.store.logs.append([
+      {
+        runId: run.json.id,
+        url: 'https://example.test/',
+        code: 'TIMEOUT',
+        attempts: 3,
+        lastError: 'timed out',
+        final: true,
+        at: 1,
+      },
+    ]);
+    const failures = pageOf(failureSchema).parse(
+      (await master.call('GET', `/api/v1/runs/${run.json.id}/failures`)).json,
+    );
+    assert.equal(failures.items.length, 1);
+    createdTokenSchema
+      .strict()
+      .parse((await master.call('POST', '/api/v1/tokens', { body: { name: 'x', scopes: ['read'] } })).json);
+    pageOf(tokenSchema).parse((await master.call('GET', '/api/v1/tokens')).json);
   });
 });
