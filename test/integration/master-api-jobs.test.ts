@@ -115,6 +115,17 @@ describe('master API: jobs', () => {
     );
   });
 
+  test('PATCH of a job saved by an older version (a setting missing) fills its default', async () => {
+    const job = (await master.call('POST', '/api/v1/jobs', { body: jobBody() })).json;
+    const { priority: _dropped, ...older } = job.settings;
+    await master.store.jobs.update(job.id, { settings: older, updatedAt: master.clock.now() });
+    assert.equal((await master.call('GET', `/api/v1/jobs/${job.id}`)).json.settings.priority, undefined);
+    const patched = await master.call('PATCH', `/api/v1/jobs/${job.id}`, { body: { maxPages: 3 } });
+    assert.equal(patched.status, 200, patched.text);
+    assert.equal(patched.json.settings.priority, 5);
+    assert.equal(patched.json.settings.maxPages, 3);
+  });
+
   test('unknown ids are 404 JOB_NOT_FOUND for GET, PATCH, DELETE and starting a run', async () => {
     assertError(await master.call('GET', '/api/v1/jobs/nope'), 404, 'JOB_NOT_FOUND');
     assertError(
