@@ -221,6 +221,18 @@ describe('master API: runs', () => {
     );
   });
 
+  test('a command that cannot be sent does not fail the change: SQL has it, schedulers read it there', async () => {
+    await master.runControl.close();
+    try {
+      const run = await startRun();
+      const paused = await master.call('POST', `/api/v1/runs/${run.id}/pause`);
+      assert.equal(paused.status, 200, paused.text);
+      assert.equal((await master.store.runs.get(run.id))?.state, 'paused');
+    } finally {
+      await master.restart();
+    }
+  });
+
   test('runs and their state survive a restart of the app on the same SQLite file', async () => {
     const run = await startRun();
     await master.call('POST', `/api/v1/runs/${run.id}/pause`);
