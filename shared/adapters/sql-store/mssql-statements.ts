@@ -12,7 +12,7 @@ import {
 
 /**
  * Every T-SQL statement the SQL Server store sends, written from the mssql driver's and SQL
- * Server's documentation. test/unit/sql-store/mssql-statements.test.ts parses each one (and every
+ * Server's documentation. test/unit/sql-store-mssql-statements.test.ts parses each one (and every
  * generated variant) with node-sql-parser's `transactsql` dialect.
  *
  * - Parameters are `@v1…`: the driver keeps `@p1…` for itself ("Do not use parameters @p{n}").
