@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import nodeSqlParser from 'node-sql-parser';
 import { MIGRATIONS } from '../../shared/adapters/sql-store/migrations.js';
 import { MSSQL_STATEMENTS, schemaLockAsTsql } from '../../shared/adapters/sql-store/mssql-statements.js';
-import { MAX_STATES } from '../../shared/adapters/sql-store/statements.js';
+import { LOG_INSERT_CHUNK, MAX_STATES } from '../../shared/adapters/sql-store/statements.js';
 
 const { Parser } = nodeSqlParser;
 const parser = new Parser();
@@ -26,6 +26,8 @@ function everyStatement(): [string, string][] {
       all.push([`runList(job=${job}, states=${states})`, MSSQL_STATEMENTS.runList({ job, states })]);
     }
   }
+  for (let rows = 1; rows <= LOG_INSERT_CHUNK; rows += 1)
+    all.push([`logInsert(${rows})`, MSSQL_STATEMENTS.logInsert(rows)]);
   for (let from = 1; from <= MAX_STATES; from += 1)
     all.push([`runTransition(${from})`, MSSQL_STATEMENTS.runTransition(from)]);
   for (const m of MIGRATIONS)
@@ -76,8 +78,9 @@ describe('SQL Server statements', () => {
         if (name === 'schema lock') continue;
         assert.doesNotMatch(sql, pattern, `${name} uses ${what}`);
       }
-      // Parameters are bound positionally as @v1…@vN: every one up to the highest is used.
+      // At most 2100 parameters per request; bound positionally as @v1…@vN, each one up to the highest used.
       const used = new Set([...sql.matchAll(/@v(\d+)\b/g)].map((m) => Number(m[1])));
+      assert.ok(used.size <= 2_100, `${name} takes ${used.size} parameters`);
       const highest = Math.max(0, ...used);
       for (let n = 1; n <= highest; n += 1) assert.ok(used.has(n), `${name} skips @v${n}`);
     });

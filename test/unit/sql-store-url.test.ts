@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { describeSqlUrl, parseSqlUrl } from '../../shared/adapters/sql-store/sql-url.js';
+import { waitFor } from '../helpers/wait-for.js';
 import {
   defaultSqlStoreUrl,
   sqlCaFileFromEnv,
@@ -113,5 +114,31 @@ describe('SQL store URLs', () => {
     );
     assert.equal(sqlCaFileFromEnv({ ACKCRAWL_SQL_CA_FILE: '/ca.pem' }), '/ca.pem');
     assert.equal(sqlCaFileFromEnv({}), undefined);
+  });
+});
+
+describe('SQL store URL in logs', () => {
+  it('the logger redacts sqlUrl, top-level and one level down', async () => {
+    const { closeSync, mkdtempSync, openSync, readFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { createLogger } = await import('../../shared/logger.js');
+    const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-log-'));
+    const fd = openSync(join(dir, 'log'), 'w');
+    try {
+      const logger = createLogger({ name: 'test', destination: fd });
+      logger.info(
+        { sqlUrl: 'postgres://u:hunter2@h/db', config: { sqlUrl: 'mssql://sa:hunter2@h/db' } },
+        'x',
+      );
+      // The destination is asynchronous: wait for the line rather than for a flush that may race its opening.
+      await waitFor(() => readFileSync(join(dir, 'log'), 'utf8').includes('"msg":"x"'), { timeoutMs: 5_000 });
+      const text = readFileSync(join(dir, 'log'), 'utf8');
+      assert.match(text, /"sqlUrl":"\[redacted\]"/);
+      assert.ok(!text.includes('hunter2'));
+    } finally {
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,11 +1,13 @@
 import {
   JOB_COLUMNS,
   LOG_COLUMNS,
+  LOG_INSERT_COLUMNS,
   RESULT_COLUMNS,
   RUN_COLUMNS,
   TOKEN_COLUMNS,
   VERSION_TABLE,
   placeholderList,
+  valuesList,
   type RunListFilter,
   type Statements,
 } from './statements.js';
@@ -55,7 +57,7 @@ const common: Statements = {
   runReport:
     'UPDATE runs SET done = $2, failed = $3, queued = $4, in_flight = $5, pages_per_second = $6, scheduler_id = $7, heartbeat_at = $8 WHERE id = $1',
 
-  logInsert: `INSERT INTO logs (run_id, url, code, attempts, last_error, final, at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+  logInsert: (rows) => `INSERT INTO logs (${LOG_INSERT_COLUMNS}) VALUES ${valuesList($, rows, 7)}`,
   logList: `SELECT ${LOG_COLUMNS} FROM logs WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
   logListFinal: `SELECT ${LOG_COLUMNS} FROM logs WHERE run_id = $1 AND final = 1 AND id > $2 ORDER BY id LIMIT $3`,
 

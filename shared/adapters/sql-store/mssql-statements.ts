@@ -1,18 +1,20 @@
 import {
   JOB_COLUMNS,
   LOG_COLUMNS,
+  LOG_INSERT_COLUMNS,
   RESULT_COLUMNS,
   RUN_COLUMNS,
   TOKEN_COLUMNS,
   VERSION_TABLE,
   placeholderList,
+  valuesList,
   type RunListFilter,
   type Statements,
 } from './statements.js';
 
 /**
  * Every T-SQL statement the SQL Server store sends, written from the mssql driver's and SQL
- * Server's documentation. test/unit/sql-store/mssql-statements.test.ts parses each one (and every
+ * Server's documentation. test/unit/sql-store-mssql-statements.test.ts parses each one (and every
  * generated variant) with node-sql-parser's `transactsql` dialect.
  *
  * - Parameters are `@v1…`: the driver keeps `@p1…` for itself ("Do not use parameters @p{n}").
@@ -72,8 +74,7 @@ export const MSSQL_STATEMENTS: Statements = {
   runReport:
     'UPDATE runs SET done = @v2, failed = @v3, queued = @v4, in_flight = @v5, pages_per_second = @v6, scheduler_id = @v7, heartbeat_at = @v8 WHERE id = @v1',
 
-  logInsert:
-    'INSERT INTO logs (run_id, url, code, attempts, last_error, final, at) VALUES (@v1, @v2, @v3, @v4, @v5, @v6, @v7)',
+  logInsert: (rows) => `INSERT INTO logs (${LOG_INSERT_COLUMNS}) VALUES ${valuesList(v, rows, 7)}`,
   logList: `SELECT TOP (@v3) ${LOG_COLUMNS} FROM logs WHERE run_id = @v1 AND id > @v2 ORDER BY id`,
   logListFinal: `SELECT TOP (@v3) ${LOG_COLUMNS} FROM logs WHERE run_id = @v1 AND final = 1 AND id > @v2 ORDER BY id`,
 

@@ -51,8 +51,8 @@ export interface Statements {
   /** id, done, failed, queued, in_flight, pages_per_second, scheduler_id, heartbeat_at */
   runReport: string;
 
-  /** run_id, url, code, attempts, last_error, final, at */
-  logInsert: string;
+  /** `rows` rows of run_id, url, code, attempts, last_error, final, at (1..LOG_INSERT_CHUNK) */
+  logInsert(rows: number): string;
   /** run_id, cursor id, limit */
   logList: string;
   logListFinal: string;
@@ -82,6 +82,22 @@ export const RESULT_COLUMNS = 'capture_id, run_id, job_id, url, status, data, at
 export const TOKEN_COLUMNS = 'id, name, scopes, hash, created_at, revoked_at, last_used_at';
 
 export const VERSION_TABLE = 'ackcrawl_schema_version';
+
+/**
+ * Log rows per INSERT: one statement per hundred rows rather than a round trip per row (SQL
+ * Server takes at most 2100 parameters in a request; 100 rows × 7 is 700).
+ */
+export const LOG_INSERT_CHUNK = 100;
+
+export const LOG_INSERT_COLUMNS = 'run_id, url, code, attempts, last_error, final, at';
+
+/** `VALUES (…), (…)` for `rows` rows of `width` numbered placeholders. */
+export function valuesList(placeholder: (n: number) => string, rows: number, width: number): string {
+  return Array.from(
+    { length: rows },
+    (_, r) => `(${placeholderList(placeholder, r * width + 1, width)})`,
+  ).join(', ');
+}
 
 /** The most `from` states a transition names, and states a run list filters by. */
 export const MAX_STATES = 6;

@@ -2,6 +2,7 @@ import type { LogRepository } from '../../../ports/sql-store.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { KEY_LENGTHS } from '../migrations.js';
 import { toLog } from '../rows.js';
+import { LOG_INSERT_CHUNK } from '../statements.js';
 import { key, limitOf, text, whole } from '../values.js';
 import { toPage, type StoreContext } from './context.js';
 
@@ -23,7 +24,10 @@ export function logRepository(ctx: StoreContext): LogRepository {
           whole('at', r.at),
         ]);
         await driver.transaction(async (s) => {
-          for (const p of params) await s.run(sql.logInsert, p);
+          for (let i = 0; i < params.length; i += LOG_INSERT_CHUNK) {
+            const chunk = params.slice(i, i + LOG_INSERT_CHUNK);
+            await s.run(sql.logInsert(chunk.length), chunk.flat());
+          }
         });
       }),
 
