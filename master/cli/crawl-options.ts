@@ -129,8 +129,11 @@ function describeIssue(
   }
   const flag = flagOf(key === 'userAgents' ? 'userAgent' : key);
   if (flag && key in fromFlags) {
-    // A list's item is named by its place, never quoted: a proxy URL may hold a password.
-    return `${flag}${index === undefined ? '' : ` #${Number(index) + 1}`}: ${message}`;
+    if (index === undefined) return `${flag}: ${message}`;
+    // A proxy is named by its place, never quoted: its URL may hold a password. Other values are.
+    const item = (fromFlags[key] as unknown[] | undefined)?.[Number(index)];
+    const shown = key === 'proxies' || typeof item !== 'string' ? `#${Number(index) + 1}` : `'${item}'`;
+    return `${flag} ${shown}: ${message}`;
   }
   return `${path.map(String).join('.')} (${envName(key)}): ${message}`;
 }
