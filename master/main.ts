@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { readTokenFile } from '../shared/config/cluster-token.js';
 import { loadConfig } from '../shared/config/load.js';
+import { readTlsServerOptions } from '../shared/config/tls.js';
 import { defaultSqlStoreUrl } from '../shared/config/sql-settings.js';
 import { openSqlStore } from '../shared/adapters/sql-store/open.js';
 import { createLocalRunControl } from '../shared/adapters/run-control/local-run-control.js';
@@ -23,17 +24,6 @@ import { masterConfigSchema, type MasterConfig } from './config.js';
 
 function tell(message: RoleIpcMessage): void {
   process.send?.(message);
-}
-
-function readPem(path: string, key: 'tlsCert' | 'tlsKey'): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (err) {
-    const env = key === 'tlsCert' ? 'ACKCRAWL_TLS_CERT' : 'ACKCRAWL_TLS_KEY';
-    throw new ConfigError([
-      `${key} (${env}): ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
-    ]);
-  }
 }
 
 export interface MasterHandle {
@@ -60,10 +50,7 @@ export async function startMaster(
   logger: Logger,
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<MasterHandle> {
-  const tls =
-    config.tlsCert !== undefined && config.tlsKey !== undefined
-      ? { cert: readPem(config.tlsCert, 'tlsCert'), key: readPem(config.tlsKey, 'tlsKey') }
-      : null;
+  const tls = readTlsServerOptions(config);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openSqlStore(config.sqlUrl ?? defaultSqlStoreUrl(config.dataDir), {
     logger,

@@ -2,6 +2,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { schedulerToken } from '../shared/config/cluster-token.js';
 import { loadConfig } from '../shared/config/load.js';
+import { readTlsServerOptions } from '../shared/config/tls.js';
 import { writeFileAtomic } from '../shared/files/atomic-write.js';
 import { AppError, ConfigError } from '../shared/errors.js';
 import { createLogger } from '../shared/logger.js';
@@ -67,6 +68,7 @@ export async function main(env: Record<string, string | undefined> = process.env
       listenHost: config.listenHost,
       listenPort: config.listenPort,
       token,
+      tls: readTlsServerOptions(config),
       endpoint: {
         allowedHosts: config.allowedHosts,
         maxConnections: config.maxConnections,
@@ -126,10 +128,10 @@ export async function main(env: Record<string, string | undefined> = process.env
   onShutdownSignal(logger, shutdown, config.drainTimeoutMs + 15_000);
   const url = await scheduler.start();
   logger.info({ url, output: backend.output }, 'scheduler listening');
-  if (!isLoopbackAddress(config.listenHost)) {
+  if (!isLoopbackAddress(config.listenHost) && config.tlsCert === undefined) {
     logger.warn(
       { listenHost: config.listenHost },
-      'listening beyond loopback: the token and proxy credentials cross the network in clear; keep this port on a private network or behind TLS',
+      'listening beyond loopback: the token and proxy credentials cross the network in clear; set ACKCRAWL_TLS_CERT and ACKCRAWL_TLS_KEY or keep this port on a private network',
     );
   }
   if (config.frontier === 'sqlite') announce(config.outDir, url, token);
