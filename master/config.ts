@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { field } from '../shared/config/load.js';
 import { sqlSettingsSchema } from '../shared/config/sql-settings.js';
-import { checkTlsPair, tlsListenerShape } from '../shared/config/tls.js';
+import { checkTlsPair, tlsClientShape, tlsListenerShape } from '../shared/config/tls.js';
 import { hostPatternSchema } from '../shared/url/host-patterns.js';
 
 /** The master's settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_MASTER_PORT). */
@@ -39,6 +39,8 @@ export const masterConfigSchema = z
     schedulerToken: z.string().min(16).optional(),
     /** PEM files: with both, the listener speaks HTTPS (shared/config/tls.ts). */
     ...tlsListenerShape,
+    /** The CA file trusted for an amqps:// run-control broker (docs/tls.md). */
+    ...tlsClientShape,
     maxBodyBytes: field.int(1024).default(1024 * 1024),
     headersTimeoutMs: field.int(100).default(10_000),
     requestTimeoutMs: field.int(100).default(30_000),

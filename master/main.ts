@@ -5,7 +5,8 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { readTokenFile } from '../shared/config/cluster-token.js';
 import { loadConfig } from '../shared/config/load.js';
-import { readTlsServerOptions } from '../shared/config/tls.js';
+import { amqpConnector } from '../shared/config/amqp-connect.js';
+import { readTlsCa, readTlsServerOptions } from '../shared/config/tls.js';
 import { defaultSqlStoreUrl } from '../shared/config/sql-settings.js';
 import { openSqlStore } from '../shared/adapters/sql-store/open.js';
 import { createLocalRunControl } from '../shared/adapters/run-control/local-run-control.js';
@@ -80,7 +81,14 @@ export async function startMaster(
     );
     const runControl =
       config.runControl === 'rabbitmq'
-        ? await openRabbitRunControl({ url: config.amqpUrl, exchange: config.runControlExchange, logger })
+        ? await openRabbitRunControl({
+            url: config.amqpUrl,
+            exchange: config.runControlExchange,
+            logger,
+            ...(config.tlsCa === undefined
+              ? {}
+              : { connect: amqpConnector('ackcrawl run-control', readTlsCa(config)) }),
+          })
         : createLocalRunControl(logger);
     closing.push(() => runControl.close());
     const app = createMasterApp({

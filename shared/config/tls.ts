@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
+import { rootCertificates, type ConnectionOptions } from 'node:tls';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 
@@ -87,4 +87,18 @@ const CERTIFICATE_ERRORS = new Set([
 export function isCertificateError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && CERTIFICATE_ERRORS.has(code);
+}
+
+/** kafkajs's `ssl` for ACKCRAWL_KAFKA_TLS: verified TLS, with the CAs of ACKCRAWL_TLS_CA if given. */
+export function kafkaSsl(enabled: boolean, ca: readonly string[] | undefined): ConnectionOptions | undefined {
+  if (!enabled) return undefined;
+  return { rejectUnauthorized: true, ...(ca ? { ca: [...ca] } : {}) };
+}
+
+/**
+ * amqplib's socket options for an amqps:// URL: verified TLS, with the CAs of ACKCRAWL_TLS_CA.
+ * (For amqp:// they are plain TCP options; `ca` is then unused.)
+ */
+export function amqpTlsSocketOptions(ca: readonly string[] | undefined): ConnectionOptions {
+  return { rejectUnauthorized: true, ...(ca ? { ca: [...ca] } : {}) };
 }
