@@ -6,14 +6,14 @@ import type { AddressInfo } from 'node:net';
 import { readTokenFile } from '../shared/config/cluster-token.js';
 import { loadConfig } from '../shared/config/load.js';
 import { amqpConnector } from '../shared/config/amqp-connect.js';
-import { readTlsCa, readTlsServerOptions } from '../shared/config/tls.js';
+import { listensInClear, readTlsCa, readTlsServerOptions } from '../shared/config/tls.js';
 import { defaultSqlStoreUrl } from '../shared/config/sql-settings.js';
 import { openSqlStore } from '../shared/adapters/sql-store/open.js';
 import { createLocalRunControl } from '../shared/adapters/run-control/local-run-control.js';
 import { openRabbitRunControl } from '../shared/adapters/run-control/rabbit-run-control.js';
 import { AppError, ConfigError } from '../shared/errors.js';
 import { answerClientErrors } from '../shared/http/client-errors.js';
-import { createHostPolicy, isLoopbackAddress } from '../shared/http/request-guards.js';
+import { createHostPolicy } from '../shared/http/request-guards.js';
 import { exitOnFault } from '../shared/lifecycle/faults.js';
 import { isEntryPoint, onShutdownSignal } from '../shared/lifecycle/signals.js';
 import { createLogger, type Logger } from '../shared/logger.js';
@@ -136,7 +136,7 @@ export async function startMaster(
     const host = config.masterHost.includes(':') ? `[${config.masterHost}]` : config.masterHost;
     const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
     logger.info({ url, tls: tls !== null, runControl: config.runControl }, 'master listening');
-    if (!tls && !isLoopbackAddress(config.masterHost)) {
+    if (listensInClear(config.masterHost, config)) {
       logger.warn(
         { masterHost: config.masterHost },
         'listening beyond loopback without TLS: bearer tokens cross the network in clear; set ACKCRAWL_TLS_CERT and ACKCRAWL_TLS_KEY',

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { rootCertificates, type ConnectionOptions } from 'node:tls';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { isLoopbackAddress } from '../http/request-guards.js';
 
 /**
  * TLS settings shared by the roles (docs/tls.md). A listener's schema spreads `tlsListenerShape`
@@ -101,4 +102,15 @@ export function kafkaSsl(enabled: boolean, ca: readonly string[] | undefined): C
  */
 export function amqpTlsSocketOptions(ca: readonly string[] | undefined): ConnectionOptions {
   return { rejectUnauthorized: true, ...(ca ? { ca: [...ca] } : {}) };
+}
+
+/**
+ * True when a listener on `host` without a certificate and key would send tokens beyond this
+ * machine in clear: what the roles warn of at start.
+ */
+export function listensInClear(
+  host: string,
+  config: { tlsCert?: string | undefined; tlsKey?: string | undefined },
+): boolean {
+  return !isLoopbackAddress(host) && (config.tlsCert === undefined || config.tlsKey === undefined);
 }

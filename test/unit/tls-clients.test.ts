@@ -10,7 +10,13 @@ import { after, before, describe, test } from 'node:test';
 import { minioTransportAgent } from '../../shared/adapters/blob-store/minio-blob-store.js';
 import { amqpConnector } from '../../shared/config/amqp-connect.js';
 import { loadConfig } from '../../shared/config/load.js';
-import { isCertificateError, kafkaSsl, readTlsCa, readTlsServerOptions } from '../../shared/config/tls.js';
+import {
+  isCertificateError,
+  kafkaSsl,
+  listensInClear,
+  readTlsCa,
+  readTlsServerOptions,
+} from '../../shared/config/tls.js';
 import { ConfigError } from '../../shared/errors.js';
 import { schedulerConfigSchema } from '../../scheduler/config.js';
 import { masterConfigSchema } from '../../master/config.js';
@@ -78,6 +84,16 @@ describe('TLS settings and client options', () => {
       }
     }
     assert.equal(readTlsServerOptions(loadConfig(schedulerConfigSchema, {})), null);
+  });
+
+  test('the "in clear" warning is for a listener beyond loopback without TLS only', () => {
+    const tls = { tlsCert: cert, tlsKey: key };
+    assert.equal(listensInClear('0.0.0.0', {}), true);
+    assert.equal(listensInClear('192.0.2.1', {}), true);
+    assert.equal(listensInClear('0.0.0.0', tls), false);
+    assert.equal(listensInClear('::', tls), false);
+    assert.equal(listensInClear('127.0.0.1', {}), false);
+    assert.equal(listensInClear('::1', {}), false);
   });
 
   test('ACKCRAWL_TLS_CA adds its CAs to the system ones; an unreadable file is a ConfigError naming it', () => {
