@@ -28,6 +28,8 @@ export async function openFrontier(config: SchedulerConfig, logger: Logger): Pro
   mkdirSync(config.dataDir, { recursive: true });
   return openRabbitFrontier({
     url: config.amqpUrl,
+    // amqps:// with ACKCRAWL_TLS_CA: the broker's certificate is checked against those CAs too.
+    ...(config.tlsCa === undefined ? {} : { connect: amqpConnector('ackcrawl frontier', readTlsCa(config)) }),
     queuePrefix: config.queuePrefix,
     ledgerPath: join(config.dataDir, `${config.queuePrefix}.ledger.sqlite`),
     // Prefetch bounds every unacked delivery: the dispatcher's buffer, tasks with crawlers and
@@ -36,7 +38,5 @@ export async function openFrontier(config: SchedulerConfig, logger: Logger): Pro
     leaseMs: config.leaseMs,
     logger: logger.child({ module: 'rabbitmq' }),
     priority: brokerPriority,
-    // amqps:// with ACKCRAWL_TLS_CA: the broker's certificate is checked against those CAs too.
-    ...(config.tlsCa === undefined ? {} : { connect: amqpConnector('ackcrawl frontier', readTlsCa(config)) }),
   });
 }
