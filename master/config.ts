@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { field } from '../shared/config/load.js';
 import { sqlSettingsSchema } from '../shared/config/sql-settings.js';
+import { checkTlsPair, tlsClientShape, tlsListenerShape } from '../shared/config/tls.js';
 import { hostPatternSchema } from '../shared/url/host-patterns.js';
 
 /** The master's settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_MASTER_PORT). */
@@ -36,22 +37,17 @@ export const masterConfigSchema = z
     schedulerApis: field.list(z.url({ protocol: /^https?$/ })).default([]),
     /** The cluster token those APIs take; absent: <dataDir>/token if a scheduler wrote one there. */
     schedulerToken: z.string().min(16).optional(),
-    /** PEM files: with both, the listener speaks HTTPS. */
-    tlsCert: z.string().min(1).optional(),
-    tlsKey: z.string().min(1).optional(),
+    /** PEM files: with both, the listener speaks HTTPS (shared/config/tls.ts). */
+    ...tlsListenerShape,
+    /** The CA file trusted for an amqps:// run-control broker (docs/tls.md). */
+    ...tlsClientShape,
     maxBodyBytes: field.int(1024).default(1024 * 1024),
     headersTimeoutMs: field.int(100).default(10_000),
     requestTimeoutMs: field.int(100).default(30_000),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((config, ctx) => {
-    if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [config.tlsCert === undefined ? 'tlsCert' : 'tlsKey'],
-        message: 'TLS needs both ACKCRAWL_TLS_CERT and ACKCRAWL_TLS_KEY',
-      });
-    }
+    checkTlsPair(config, ctx);
     if (config.headersTimeoutMs > config.requestTimeoutMs) {
       ctx.addIssue({
         code: 'custom',

@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { readTokenFile } from '../shared/config/cluster-token.js';
 import { loadConfig } from '../shared/config/load.js';
+import { amqpConnector } from '../shared/config/amqp-connect.js';
+import { listensInClear, readTlsCa, readTlsServerOptions } from '../shared/config/tls.js';
 import { defaultSqlStoreUrl } from '../shared/config/sql-settings.js';
 import { openSqlStore } from '../shared/adapters/sql-store/open.js';
 import { createLocalRunControl } from '../shared/adapters/run-control/local-run-control.js';
 import { openRabbitRunControl } from '../shared/adapters/run-control/rabbit-run-control.js';
 import { AppError, ConfigError } from '../shared/errors.js';
 import { answerClientErrors } from '../shared/http/client-errors.js';
-import { createHostPolicy, isLoopbackAddress } from '../shared/http/request-guards.js';
+import { createHostPolicy } from '../shared/http/request-guards.js';
 import { exitOnFault } from '../shared/lifecycle/faults.js';
 import { isEntryPoint, onShutdownSignal } from '../shared/lifecycle/signals.js';
 import { createLogger, type Logger } from '../shared/logger.js';
@@ -23,17 +25,6 @@ import { masterConfigSchema, type MasterConfig } from './config.js';
 
 function tell(message: RoleIpcMessage): void {
   process.send?.(message);
-}
-
-function readPem(path: string, key: 'tlsCert' | 'tlsKey'): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (err) {
-    const env = key === 'tlsCert' ? 'ACKCRAWL_TLS_CERT' : 'ACKCRAWL_TLS_KEY';
-    throw new ConfigError([
-      `${key} (${env}): ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
-    ]);
-  }
 }
 
 export interface MasterHandle {
@@ -60,10 +51,7 @@ export async function startMaster(
   logger: Logger,
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<MasterHandle> {
-  const tls =
-    config.tlsCert !== undefined && config.tlsKey !== undefined
-      ? { cert: readPem(config.tlsCert, 'tlsCert'), key: readPem(config.tlsKey, 'tlsKey') }
-      : null;
+  const tls = readTlsServerOptions(config);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openSqlStore(config.sqlUrl ?? defaultSqlStoreUrl(config.dataDir), {
     logger,
@@ -93,7 +81,14 @@ export async function startMaster(
     );
     const runControl =
       config.runControl === 'rabbitmq'
-        ? await openRabbitRunControl({ url: config.amqpUrl, exchange: config.runControlExchange, logger })
+        ? await openRabbitRunControl({
+            url: config.amqpUrl,
+            exchange: config.runControlExchange,
+            logger,
+            ...(config.tlsCa === undefined
+              ? {}
+              : { connect: amqpConnector('ackcrawl run-control', readTlsCa(config)) }),
+          })
         : createLocalRunControl(logger);
     closing.push(() => runControl.close());
     const app = createMasterApp({
@@ -141,7 +136,7 @@ export async function startMaster(
     const host = config.masterHost.includes(':') ? `[${config.masterHost}]` : config.masterHost;
     const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
     logger.info({ url, tls: tls !== null, runControl: config.runControl }, 'master listening');
-    if (!tls && !isLoopbackAddress(config.masterHost)) {
+    if (listensInClear(config.masterHost, config)) {
       logger.warn(
         { masterHost: config.masterHost },
         'listening beyond loopback without TLS: bearer tokens cross the network in clear; set ACKCRAWL_TLS_CERT and ACKCRAWL_TLS_KEY',

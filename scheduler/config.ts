@@ -3,6 +3,7 @@ import { field } from '../shared/config/load.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../shared/lifecycle/drain.js';
 import { kafkaSettingsSchema } from '../shared/config/kafka-settings.js';
 import { s3SettingsSchema } from '../shared/config/s3-settings.js';
+import { checkTlsPair, tlsClientShape, tlsListenerShape } from '../shared/config/tls.js';
 import { crawlSettingsTextShape, seedsSchema, settingFromText } from '../shared/crawl-settings/index.js';
 import { SETTLER_DEFAULTS } from './outcomes/settler-limits.js';
 import { hostPatternSchema } from '../shared/url/host-patterns.js';
@@ -10,8 +11,7 @@ import { MIN_TOKEN_LENGTH } from '../shared/config/cluster-token.js';
 import { ENDPOINT_DEFAULTS } from './ws/endpoint-settings.js';
 import { ROBOTS_CACHE_DEFAULTS } from './robots/robots-settings.js';
 
-/** Scheduler settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_HOST_DELAY_MS). */
-export const schedulerConfigSchema = z.object({
+const schedulerFields = z.object({
   listenHost: z.string().default('127.0.0.1'),
   /** Where agents, crawlers and the CLI look by default (`ackcrawl crawl` sets 0: any free port). */
   listenPort: field.int().max(65535).default(8700),
@@ -90,7 +90,13 @@ export const schedulerConfigSchema = z.object({
   robotsRetryMaxMs: field.int(1).default(ROBOTS_CACHE_DEFAULTS.retryMaxMs),
   robotsCacheHosts: field.int(1).default(ROBOTS_CACHE_DEFAULTS.maxHosts),
   robotsCacheBytes: field.int(1024).default(ROBOTS_CACHE_DEFAULTS.maxBytes),
+  /** TLS: the listener's certificate and key (https + wss), the CA its clients trust (docs/tls.md). */
+  ...tlsListenerShape,
+  ...tlsClientShape,
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
+
+/** Scheduler settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_HOST_DELAY_MS). */
+export const schedulerConfigSchema = schedulerFields.superRefine(checkTlsPair);
 
 export type SchedulerConfig = z.infer<typeof schedulerConfigSchema>;

@@ -18,6 +18,7 @@ import { SeenCache } from './outcomes/seen-cache.js';
 import { Settler } from './outcomes/settler.js';
 import type { SettlerLimits } from './outcomes/settler-limits.js';
 import { startWsServer, type RunningWsServer } from './ws/server.js';
+import type { TlsServerOptions } from '../shared/config/tls.js';
 import type { WsSession } from './ws/session.js';
 import { crawlersDrained } from './ws/drain.js';
 import { ProgressMeter, type CrawlProgress, type CrawlSummary } from './progress.js';
@@ -45,6 +46,8 @@ export interface CrawlSchedulerSettings {
   listenPort: number;
   /** What crawlers and API clients must present (`Authorization: Bearer …`). */
   token: string;
+  /** Certificate and key (shared/config/tls.ts): the endpoint and API speak HTTPS/WSS. */
+  tls?: TlsServerOptions | null;
   /** Connection caps, timeouts and session limits (defaults in scheduler/ws/endpoint-settings.ts). */
   endpoint?: Partial<EndpointSettings>;
   leaseMs: number;
@@ -205,6 +208,7 @@ export class CrawlScheduler {
       host: settings.listenHost,
       port: settings.listenPort,
       token: settings.token,
+      tls: settings.tls ?? null,
       hosts,
       endpoint,
       maxPayloadBytes: outcomeFrameLimit(this.fetch),

@@ -2,6 +2,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { schedulerToken } from '../shared/config/cluster-token.js';
 import { loadConfig } from '../shared/config/load.js';
+import { listensInClear, readTlsServerOptions } from '../shared/config/tls.js';
 import { writeFileAtomic } from '../shared/files/atomic-write.js';
 import { AppError, ConfigError } from '../shared/errors.js';
 import { createLogger } from '../shared/logger.js';
@@ -13,7 +14,6 @@ import { openBackend } from './backends/backend.js';
 import { schedulerConfigSchema, type SchedulerConfig } from './config.js';
 import { CrawlScheduler } from './crawl-scheduler.js';
 import { loadJob, saveJob } from './job-file.js';
-import { isLoopbackAddress } from '../shared/http/request-guards.js';
 import { SCHEDULER_FILE } from '../shared/protocol/why.js';
 
 function tell(message: RoleIpcMessage): void {
@@ -67,6 +67,7 @@ export async function main(env: Record<string, string | undefined> = process.env
       listenHost: config.listenHost,
       listenPort: config.listenPort,
       token,
+      tls: readTlsServerOptions(config),
       endpoint: {
         allowedHosts: config.allowedHosts,
         maxConnections: config.maxConnections,
@@ -126,10 +127,10 @@ export async function main(env: Record<string, string | undefined> = process.env
   onShutdownSignal(logger, shutdown, config.drainTimeoutMs + 15_000);
   const url = await scheduler.start();
   logger.info({ url, output: backend.output }, 'scheduler listening');
-  if (!isLoopbackAddress(config.listenHost)) {
+  if (listensInClear(config.listenHost, config)) {
     logger.warn(
       { listenHost: config.listenHost },
-      'listening beyond loopback: the token and proxy credentials cross the network in clear; keep this port on a private network or behind TLS',
+      'listening beyond loopback: the token and proxy credentials cross the network in clear; set ACKCRAWL_TLS_CERT and ACKCRAWL_TLS_KEY or keep this port on a private network',
     );
   }
   if (config.frontier === 'sqlite') announce(config.outDir, url, token);

@@ -2,6 +2,7 @@ import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { createKafkaClient, KAFKA_RETRY } from '../../shared/adapters/page-sink/kafka-client.js';
 import { ensureTopic } from '../../shared/adapters/page-sink/kafka-topic.js';
 import { StorageError } from '../../shared/errors.js';
+import { kafkaSsl } from '../../shared/config/tls.js';
 import type { Logger } from '../../shared/logger.js';
 import type { BlobStore } from '../../shared/ports/blob-store.js';
 import type { ArchiverConfig } from './config.js';
@@ -12,6 +13,7 @@ export type ArchiverSettings = Pick<
   | 'kafkaBrokers'
   | 'kafkaTopic'
   | 'kafkaClientId'
+  | 'kafkaTls'
   | 'kafkaPartitions'
   | 'kafkaReplicationFactor'
   | 'archiveJobId'
@@ -27,6 +29,8 @@ export interface ArchiverDeps {
   /** Where archives go; owned (and closed) by the caller. */
   blobStore: BlobStore;
   logger: Logger;
+  /** CAs trusted with kafkaTls (shared/config/tls.ts readTlsCa); absent: the system's. */
+  ca?: readonly string[] | undefined;
   /** The consumer stopped for good (kafkajs does not restart it); the process should exit. */
   onFatal?: (err: Error) => void;
   /** Backoff of S3 retries (defaults: 200 ms doubling to 10 s). */
@@ -64,6 +68,7 @@ export class Archiver {
     this.kafka = createKafkaClient({
       brokers: settings.kafkaBrokers,
       clientId: settings.kafkaClientId,
+      ssl: kafkaSsl(settings.kafkaTls, deps.ca),
       logger,
     });
   }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { field } from '../../shared/config/load.js';
 import { kafkaSettingsSchema } from '../../shared/config/kafka-settings.js';
 import { s3SettingsSchema } from '../../shared/config/s3-settings.js';
+import { tlsClientShape } from '../../shared/config/tls.js';
 import { archiveKey } from '../../shared/ports/blob-store.js';
 
 function isArchiveSegment(value: string): boolean {
@@ -25,6 +26,8 @@ export const archiverConfigSchema = z.object({
     'at most 130 characters, so that archive names stay one path segment',
   ),
   ...s3SettingsSchema.shape,
+  /** The CA file trusted for Kafka (with kafkaTls) and an https S3 endpoint (docs/tls.md). */
+  ...tlsClientShape,
   /** The `<jobId>` folder under `archives/`: one path segment. */
   archiveJobId: z
     .string()

@@ -1,5 +1,6 @@
 import { loadConfig } from '../../shared/config/load.js';
 import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
+import { readTlsCa } from '../../shared/config/tls.js';
 import { ConfigError } from '../../shared/errors.js';
 import { createLogger } from '../../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../../shared/lifecycle/signals.js';
@@ -12,9 +13,11 @@ export async function main(env: Record<string, string | undefined> = process.env
   const config = loadConfig(archiverConfigSchema, env);
   const logger = createLogger({ name: 'archiver', level: config.logLevel });
   exitOnFault(logger);
-  const blobStore = createMinioBlobStore(config);
+  const ca = readTlsCa(config);
+  const blobStore = createMinioBlobStore(config, ca);
   const archiver = createArchiver(config, {
     blobStore,
+    ca,
     logger,
     onFatal: () => process.exit(1),
   });

@@ -2,11 +2,14 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { DEFAULT_CHROMIUM_PATH } from '../../shared/config/chromium.js';
 import { field } from '../../shared/config/load.js';
+import { tlsClientShape } from '../../shared/config/tls.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../shared/lifecycle/drain.js';
 
 /** Crawler process settings (ACKCRAWL_<KEY>); fetch limits come from the scheduler's welcome. */
 export const crawlerConfigSchema = z.object({
   schedulerUrl: z.string().url().default('ws://127.0.0.1:8700/crawlers'),
+  /** For a wss:// scheduler: the CA file trusted besides the system's (docs/tls.md). */
+  ...tlsClientShape,
   /** The scheduler's token; absent: the one in `<dataDir>/token` (a scheduler on this machine). */
   token: z.string().optional(),
   dataDir: z.string().min(1).default('./ackcrawl-data'),

@@ -1,5 +1,6 @@
 import { clientToken } from '../../shared/config/cluster-token.js';
 import { loadConfig } from '../../shared/config/load.js';
+import { readTlsCa } from '../../shared/config/tls.js';
 import { outcomeFrameLimit } from '../../shared/protocol/frame-limits.js';
 import { chromiumProblem } from '../../shared/config/chromium.js';
 import { AppError, ConfigError } from '../../shared/errors.js';
@@ -31,6 +32,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   const client = new SchedulerClient({
     url: config.schedulerUrl,
     token,
+    ca: readTlsCa(config),
     crawlerId: config.crawlerId,
     // A render crawler takes no more tasks than it can render at once: a task must not wait for
     // a browser page longer than the scheduler waits for its outcome.

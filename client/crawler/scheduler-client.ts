@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
+import { isCertificateError } from '../../shared/config/tls.js';
 import type { Logger } from '../../shared/logger.js';
 import {
   schedulerMessageSchema,
@@ -13,6 +14,8 @@ export interface SchedulerClientOptions {
   url: string;
   /** Sent on the upgrade as `Authorization: Bearer <token>`. */
   token: string;
+  /** CAs trusted for a wss:// URL (shared/config/tls.ts readTlsCa); absent: Node's defaults. */
+  ca?: string[] | undefined;
   crawlerId: string;
   /** Tasks worked on at once. */
   concurrency: number;
@@ -83,6 +86,7 @@ export class SchedulerClient {
       perMessageDeflate: false,
       maxPayload: 64 * 1024 * 1024,
       headers: { authorization: `Bearer ${this.options.token}` },
+      ...(this.options.ca ? { ca: this.options.ca } : {}),
     });
     this.ws = ws;
     ws.on('unexpected-response', (_req, res) => this.onRefused(ws, epoch, res));
@@ -103,7 +107,18 @@ export class SchedulerClient {
       if (!isBinary) this.onMessage(String(data), epoch);
     });
     ws.on('close', (code, reason) => this.onClose(epoch, code, String(reason)));
-    ws.on('error', (err) => this.options.logger.warn({ err: err.message }, 'scheduler connection error'));
+    ws.on('error', (err) => {
+      // An untrusted certificate does not get right by retrying: say so once and stop.
+      if (isCertificateError(err) && epoch === this.epoch && !this.stopping) {
+        this.stopping = true;
+        this.options.onFatal?.(
+          'TLS_UNTRUSTED',
+          `the scheduler's certificate is not trusted (${(err as NodeJS.ErrnoException).code}): give its CA in ACKCRAWL_TLS_CA`,
+        );
+        return;
+      }
+      this.options.logger.warn({ err: err.message }, 'scheduler connection error');
+    });
   }
 
   /**

@@ -2,6 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openRabbitFrontier } from '../../shared/adapters/frontier/rabbitmq/rabbit-frontier.js';
 import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
+import { amqpConnector } from '../../shared/config/amqp-connect.js';
+import { readTlsCa } from '../../shared/config/tls.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Frontier } from '../../shared/ports/frontier.js';
 import type { SchedulerConfig } from '../config.js';
@@ -26,6 +28,8 @@ export async function openFrontier(config: SchedulerConfig, logger: Logger): Pro
   mkdirSync(config.dataDir, { recursive: true });
   return openRabbitFrontier({
     url: config.amqpUrl,
+    // amqps:// with ACKCRAWL_TLS_CA: the broker's certificate is checked against those CAs too.
+    ...(config.tlsCa === undefined ? {} : { connect: amqpConnector('ackcrawl frontier', readTlsCa(config)) }),
     queuePrefix: config.queuePrefix,
     ledgerPath: join(config.dataDir, `${config.queuePrefix}.ledger.sqlite`),
     // Prefetch bounds every unacked delivery: the dispatcher's buffer, tasks with crawlers and

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { FileSink } from '../../shared/adapters/page-sink/file-sink.js';
 import { createKafkaSink } from '../../shared/config/kafka-settings.js';
 import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
+import { readTlsCa } from '../../shared/config/tls.js';
 import type { Logger } from '../../shared/logger.js';
 import type { PageSink } from '../../shared/ports/page-sink.js';
 import type { SchedulerConfig } from '../config.js';
@@ -35,8 +36,9 @@ export async function openSink(config: SchedulerConfig, logger: Logger): Promise
     });
     return { sink, output: `file:${resolve(config.outDir)}`, close: () => sink.close() };
   }
-  const blobStore = createMinioBlobStore(config);
-  const sink = createKafkaSink(config, { logger: logger.child({ module: 'kafka' }), blobStore });
+  const ca = readTlsCa(config);
+  const blobStore = createMinioBlobStore(config, ca);
+  const sink = createKafkaSink(config, { logger: logger.child({ module: 'kafka' }), blobStore, ca });
   await untilStarted(() => sink.start(), logger, 'Kafka');
   return {
     sink,

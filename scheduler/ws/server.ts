@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
@@ -9,6 +10,7 @@ import { PRE_HELLO_MAX_BYTES } from '../../shared/protocol/frame-limits.js';
 import { answerClientErrors } from '../../shared/http/client-errors.js';
 import { limitConnections } from '../../shared/http/connection-limits.js';
 import type { HostPolicy } from '../../shared/http/request-guards.js';
+import type { TlsServerOptions } from '../../shared/config/tls.js';
 import { MAX_HEADER_BYTES, type EndpointSettings } from './endpoint-settings.js';
 import { WsSession, type SessionHandlers, type SessionOptions } from './session.js';
 import { CRAWLER_PATH, crawlerUpgradeHandler } from './upgrade.js';
@@ -25,11 +27,13 @@ export interface WsServerOptions extends SessionOptions {
   handlers: SessionHandlers;
   /** The HTTP API (scheduler/http/app.ts), served on the same port. */
   app: Koa;
+  /** Certificate and key: the port speaks HTTPS and WSS only. */
+  tls?: TlsServerOptions | null;
   logger: Logger;
 }
 
 export interface RunningWsServer {
-  /** ws://host:port/crawlers */
+  /** ws://host:port/crawlers (wss:// with TLS) */
   url: string;
   /** Sessions that said hello: only these get tasks, `settings` and anything else. */
   sessions: Set<WsSession>;
@@ -44,7 +48,7 @@ export interface RunningWsServer {
 export async function startWsServer(options: WsServerOptions): Promise<RunningWsServer> {
   const { endpoint, logger } = options;
   const api = options.app.callback();
-  const http: Server = createServer({
+  const serverOptions = {
     maxHeaderSize: MAX_HEADER_BYTES,
     headersTimeout: endpoint.headersTimeoutMs,
     requestTimeout: endpoint.requestTimeoutMs,
@@ -53,7 +57,10 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningWs
     connectionsCheckingInterval: Math.min(1_000, endpoint.headersTimeoutMs),
     // A request without Host is refused by the Host check, with a JSON error like the others.
     requireHostHeader: false,
-  });
+  };
+  const http: Server = options.tls
+    ? createTlsServer({ ...serverOptions, ...options.tls })
+    : createServer(serverOptions);
   http.keepAliveTimeout = 5_000;
   answerClientErrors(http);
   const refused = limitConnections(http, endpoint, logger);
@@ -123,7 +130,7 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningWs
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let closing: Promise<void> | null = null;
   return {
-    url: `ws://${host}:${address.port}${CRAWLER_PATH}`,
+    url: `${options.tls ? 'wss' : 'ws'}://${host}:${address.port}${CRAWLER_PATH}`,
     sessions,
     close: () =>
       (closing ??= new Promise<void>((resolve) => {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { field } from './load.js';
 import { KafkaSink } from '../adapters/page-sink/kafka-sink.js';
 import type { Logger } from '../logger.js';
+import { kafkaSsl } from './tls.js';
 import type { BlobStore } from '../ports/blob-store.js';
 
 /**
@@ -26,6 +27,8 @@ export const kafkaSettingsSchema = z.object({
   /** Records larger than this have their body moved to S3 (the claim check). */
   kafkaBodyThresholdBytes: field.int(1024).default(512 * 1024),
   kafkaWriteTimeoutMs: field.int(1000).default(30_000),
+  /** TLS to the brokers (verified; CAs of ACKCRAWL_TLS_CA besides the system's: docs/tls.md). */
+  kafkaTls: field.bool().default(false),
 });
 
 export type KafkaSettings = z.infer<typeof kafkaSettingsSchema>;
@@ -34,6 +37,8 @@ export interface KafkaSinkDeps {
   logger: Logger;
   /** Where large bodies go; owned (and closed) by the caller. */
   blobStore: BlobStore;
+  /** CAs trusted with kafkaTls (shared/config/tls.ts readTlsCa); absent: the system's. */
+  ca?: readonly string[] | undefined;
 }
 
 export function createKafkaSink(settings: KafkaSettings, deps: KafkaSinkDeps): KafkaSink {
@@ -45,6 +50,7 @@ export function createKafkaSink(settings: KafkaSettings, deps: KafkaSinkDeps): K
     replicationFactor: settings.kafkaReplicationFactor,
     bodyThresholdBytes: settings.kafkaBodyThresholdBytes,
     writeTimeoutMs: settings.kafkaWriteTimeoutMs,
+    ssl: kafkaSsl(settings.kafkaTls, deps.ca),
     blobStore: deps.blobStore,
     logger: deps.logger,
   });

@@ -27,7 +27,8 @@ export const s3SettingsSchema = z.object({
 
 export type S3Settings = z.infer<typeof s3SettingsSchema>;
 
-export function createMinioBlobStore(settings: S3Settings): MinioBlobStore {
+/** `ca`: the CAs trusted for an https endpoint (shared/config/tls.ts readTlsCa). */
+export function createMinioBlobStore(settings: S3Settings, ca?: readonly string[]): MinioBlobStore {
   return new MinioBlobStore({
     endpoint: settings.s3Endpoint,
     accessKey: settings.s3AccessKey,
@@ -35,5 +36,6 @@ export function createMinioBlobStore(settings: S3Settings): MinioBlobStore {
     bucket: settings.s3Bucket,
     region: settings.s3Region,
     requestTimeoutMs: settings.s3RequestTimeoutMs,
+    ca,
   });
 }

@@ -18,6 +18,11 @@ export const SERVICE_ERROR_CODES = {
     retriable: false,
     meaning: 'a command-line option of `ackcrawl crawl` is invalid',
   },
+  TLS_UNTRUSTED: {
+    retriable: false,
+    meaning:
+      "a TLS peer's certificate does not verify (unknown CA, wrong host name, expired); give its CA in ACKCRAWL_TLS_CA (docs/tls.md)",
+  },
   CHROMIUM_MISSING: { retriable: false, meaning: 'rendering was asked for and no Chromium is installed' },
   BAD_HOST_RULE: { retriable: false, meaning: 'a --host-rule that cannot be parsed' },
   SCOPE_NO_SEEDS: { retriable: false, meaning: 'a scope needs at least one seed' },

@@ -26,6 +26,15 @@ export interface MinioBlobStoreOptions {
   region?: string;
   /** A request whose socket stays silent this long fails with a retriable error. */
   requestTimeoutMs?: number;
+  /** CAs trusted for an https endpoint (shared/config/tls.ts readTlsCa); absent: the system's. */
+  ca?: readonly string[] | undefined;
+}
+
+/** The keep-alive agent of the client's transport: https (verified, with `ca` if given) or http. */
+export function minioTransportAgent(secure: boolean, ca?: readonly string[]): http.Agent {
+  return secure
+    ? new https.Agent({ keepAlive: true, rejectUnauthorized: true, ...(ca ? { ca: [...ca] } : {}) })
+    : new http.Agent({ keepAlive: true });
 }
 
 /**
@@ -56,7 +65,7 @@ export class MinioBlobStore implements BlobStore {
     this.region = options.region ?? 'us-east-1';
     this.location = { store: 's3', bucket: options.bucket };
     this.where = { endpoint: url.origin, bucket: options.bucket };
-    this.agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+    this.agent = minioTransportAgent(secure, options.ca);
     this.client = new Client({
       endPoint: url.hostname,
       port: url.port ? Number(url.port) : secure ? 443 : 80,

@@ -6,6 +6,7 @@ import {
   type logCreator,
   type RetryOptions,
 } from 'kafkajs';
+import type { ConnectionOptions } from 'node:tls';
 import type { Logger } from '../../logger.js';
 
 export interface KafkaClientOptions {
@@ -18,6 +19,8 @@ export interface KafkaClientOptions {
   retry?: RetryOptions;
   /** How connections to brokers are opened (default: plain TCP, as kafkajs does). */
   socketFactory?: ISocketFactory;
+  /** TLS to the brokers (shared/config/tls.ts kafkaSsl); absent: plain TCP. */
+  ssl?: ConnectionOptions | undefined;
   logger: Logger;
 }
 
@@ -70,6 +73,7 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
     enforceRequestTimeout: true,
     retry: options.retry ?? KAFKA_RETRY,
     ...(options.socketFactory ? { socketFactory: options.socketFactory } : {}),
+    ...(options.ssl ? { ssl: options.ssl } : {}),
     logLevel: logLevel.WARN,
     logCreator: pinoLogCreator(options.logger.child({ module: 'kafkajs' })),
   });

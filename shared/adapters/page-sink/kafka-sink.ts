@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'node:tls';
 import { Partitioners, type ISocketFactory, type PartitionMetadata } from 'kafkajs';
 import { StorageError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -40,6 +41,8 @@ export interface KafkaSinkOptions {
   recoverTimeoutMs?: number;
   /** How connections to brokers are opened (tests route them through a proxy that can stall). */
   socketFactory?: ISocketFactory;
+  /** TLS to the brokers (shared/config/tls.ts kafkaSsl); absent: plain TCP. */
+  ssl?: ConnectionOptions | undefined;
   /** Replaces kafkajs (unit tests); `brokers` and the connection settings are then unused. */
   transport?: KafkaTransport;
   logger: Logger;
@@ -96,6 +99,7 @@ export class KafkaSink implements PageSink {
         connectionTimeoutMs: options.connectionTimeoutMs,
         requestTimeoutMs: options.requestTimeoutMs,
         socketFactory: options.socketFactory,
+        ssl: options.ssl,
         logger,
       });
     this.slot = new ProducerSlot({

@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'node:tls';
 import { Partitioners, type ISocketFactory, type Kafka, type Producer } from 'kafkajs';
 import type { Logger } from '../../logger.js';
 import type { PartitionOffsets, ReadRange } from './kafka-checkpoint.js';
@@ -48,6 +49,8 @@ export interface KafkajsTransportOptions {
   requestTimeoutMs?: number | undefined;
   /** How connections to brokers are opened (tests route them through a proxy that can stall). */
   socketFactory?: ISocketFactory | undefined;
+  /** TLS to the brokers; absent: plain TCP. */
+  ssl?: ConnectionOptions | undefined;
   logger: Logger;
 }
 
@@ -60,6 +63,7 @@ export function createKafkajsTransport(options: KafkajsTransportOptions): KafkaT
       connectionTimeoutMs: options.connectionTimeoutMs,
       requestTimeoutMs: options.requestTimeoutMs,
       socketFactory: options.socketFactory,
+      ssl: options.ssl,
       logger,
       ...extra,
     });
