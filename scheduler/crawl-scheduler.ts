@@ -40,6 +40,8 @@ import { RobotsGuard } from './robots/robots-guard.js';
 import type { RobotsRules } from './robots/robots-rules.js';
 import { SitemapSeeder } from './robots/sitemap-seeder.js';
 import { rootSitemapTasks, sitemapEntryTasks } from './robots/sitemap-tasks.js';
+import { CRAWL_PRIORITY, CRAWL_RUN_ID } from './crawl-run.js';
+import { taskLevel } from '../shared/protocol/task-priority.js';
 import {
   ROBOTS_DEFAULTS,
   robotsPolicy,
@@ -123,7 +125,15 @@ export class CrawlScheduler {
   private recovered = new Map<string, RecoveredOutcome>();
   private server: RunningWsServer | null = null;
   private timers: NodeJS.Timeout[] = [];
-  private stats: FrontierStats = { ready: 0, delayed: 0, leased: 0, done: 0, failed: 0, total: 0 };
+  private stats: FrontierStats = {
+    ready: 0,
+    delayed: 0,
+    leased: 0,
+    done: 0,
+    failed: 0,
+    total: 0,
+    cancelled: 0,
+  };
   private finished = false;
   private lastSummary: CrawlSummary | null = null;
   private lastTickErrorAt = 0;
@@ -205,7 +215,7 @@ export class CrawlScheduler {
 
   /** With `sitemaps` on, a host's sitemaps are queued once its robots.txt is read. */
   private onRobotsKnown(origin: string, rules: RobotsRules): void {
-    if (this.job.sitemaps) this.sitemaps.queue(rootSitemapTasks(origin, rules, this.inScope));
+    if (this.job.sitemaps) this.sitemaps.queue(rootSitemapTasks(CRAWL_RUN_ID, origin, rules, this.inScope));
   }
 
   /** Recovers after a crash, queues the seeds, opens the crawler endpoint. Resolves with its URL. */
@@ -288,14 +298,15 @@ export class CrawlScheduler {
 
   private async pushSeeds(seeds: readonly string[]): Promise<number> {
     const tasks: NewTask[] = seeds.map((url) => ({
+      runId: CRAWL_RUN_ID,
       url,
       host: hostOfNormalized(url) ?? '',
       depth: 0,
-      priority: 0,
+      priority: taskLevel(CRAWL_PRIORITY, 0),
       parentUrl: null,
     }));
     const maxTotal = this.job.maxPages;
-    const accepted = await this.deps.frontier.push(tasks, maxTotal > 0 ? { maxTotal } : {});
+    const accepted = await this.deps.frontier.push(tasks, maxTotal > 0 ? { maxTotal: () => maxTotal } : {});
     this.dispatcher.frontierChanged();
     return accepted.length;
   }

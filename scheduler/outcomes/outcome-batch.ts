@@ -66,7 +66,7 @@ export function batchCounts(batch: Batch): { acks: number; retries: number; fail
   return counts;
 }
 
-/** The batch as one frontier settlement. */
+/** The batch as one frontier settlement; `maxTotal` (0: none) is every run's limit. */
 export function toSettlement(batch: Batch, checkpoint: string | null, maxTotal: number): Settlement {
   const acks: { lease: LeaseRef; discovered: NewTask[] }[] = [];
   const retries: { lease: LeaseRef; delayMs: number; error: string }[] = [];
@@ -85,7 +85,7 @@ export function toSettlement(batch: Batch, checkpoint: string | null, maxTotal: 
     acks,
     retries,
     failures,
-    ...(maxTotal > 0 ? { maxTotal } : {}),
+    ...(maxTotal > 0 ? { maxTotal: () => maxTotal } : {}),
     ...(checkpoint === null ? {} : { checkpoint }),
   };
 }

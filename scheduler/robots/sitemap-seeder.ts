@@ -33,7 +33,10 @@ export class SitemapSeeder {
     this.pushing = (async () => {
       try {
         const maxTotal = this.options.maxTotal();
-        const accepted = await this.options.frontier.push(batch, maxTotal > 0 ? { maxTotal } : {});
+        const accepted = await this.options.frontier.push(
+          batch,
+          maxTotal > 0 ? { maxTotal: () => maxTotal } : {},
+        );
         if (accepted.length > 0) {
           this.options.logger.info({ sitemaps: accepted.map((t) => t.url) }, 'sitemaps queued');
         }

@@ -51,7 +51,15 @@ export function caseDefiner(make: MakeFrontier, clockFactory: () => FakeClock): 
 }
 
 export function task(url: string, fields: Partial<NewTask> = {}): NewTask {
-  return { url, host: new URL(url).host, depth: 0, priority: 0, parentUrl: null, ...fields };
+  return {
+    runId: 'default',
+    url,
+    host: new URL(url).host,
+    depth: 0,
+    priority: 0,
+    parentUrl: null,
+    ...fields,
+  };
 }
 
 export function tasks(prefix: string, n: number, fields: Partial<NewTask> = {}): NewTask[] {

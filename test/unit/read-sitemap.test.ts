@@ -18,9 +18,9 @@ describe('readSitemap', () => {
     const { entries, truncated } = await readSitemap(Buffer.from(urlset(3)), BASE, LIMITS);
     assert.equal(truncated, false);
     assert.deepEqual(entries, [
-      { url: 'http://a.test/p0', kind: 'page', lastmod: '2026-01-01' },
-      { url: 'http://a.test/p1', kind: 'page', lastmod: '2026-01-02' },
-      { url: 'http://a.test/p2', kind: 'page', lastmod: '2026-01-03' },
+      { runId: 'default', url: 'http://a.test/p0', kind: 'page', lastmod: '2026-01-01' },
+      { runId: 'default', url: 'http://a.test/p1', kind: 'page', lastmod: '2026-01-02' },
+      { runId: 'default', url: 'http://a.test/p2', kind: 'page', lastmod: '2026-01-03' },
     ]);
   });
 
@@ -31,8 +31,8 @@ describe('readSitemap', () => {
       '<sm:sitemap><sm:loc>/s2.xml</sm:loc></sm:sitemap></sm:sitemapindex>';
     const { entries } = await readSitemap(Buffer.from(xml), BASE, LIMITS);
     assert.deepEqual(entries, [
-      { url: 'http://a.test/s1.xml.gz', kind: 'sitemap', lastmod: '2025-12-31T10:00:00Z' },
-      { url: 'http://a.test/s2.xml', kind: 'sitemap', lastmod: null },
+      { runId: 'default', url: 'http://a.test/s1.xml.gz', kind: 'sitemap', lastmod: '2025-12-31T10:00:00Z' },
+      { runId: 'default', url: 'http://a.test/s2.xml', kind: 'sitemap', lastmod: null },
     ]);
   });
 
@@ -86,11 +86,15 @@ describe('sitemapEntryTasks', () => {
   const inScope = (url: string): boolean => url.startsWith('http://a.test/');
   test('pages are seeds with their lastmod; sitemaps nest up to maxDepth; scope applies', () => {
     const entries = [
-      { url: 'http://a.test/p', kind: 'page' as const, lastmod: '2026-01-01' },
-      { url: 'http://b.test/p', kind: 'page' as const, lastmod: null },
-      { url: 'http://a.test/s.xml', kind: 'sitemap' as const, lastmod: null },
+      { runId: 'default', url: 'http://a.test/p', kind: 'page' as const, lastmod: '2026-01-01' },
+      { runId: 'default', url: 'http://b.test/p', kind: 'page' as const, lastmod: null },
+      { runId: 'default', url: 'http://a.test/s.xml', kind: 'sitemap' as const, lastmod: null },
     ];
-    const tasks = sitemapEntryTasks(entries, { url: BASE, depth: 0 }, { inScope, maxDepth: 1 });
+    const tasks = sitemapEntryTasks(
+      entries,
+      { runId: 'default', url: BASE, depth: 0 },
+      { inScope, maxDepth: 1 },
+    );
     assert.deepEqual(
       tasks.map((t) => [t.url, t.kind, t.depth, t.lastmod, t.parentUrl]),
       [
@@ -98,7 +102,11 @@ describe('sitemapEntryTasks', () => {
         ['http://a.test/s.xml', 'sitemap', 1, null, BASE],
       ],
     );
-    const deeper = sitemapEntryTasks(entries, { url: BASE, depth: 1 }, { inScope, maxDepth: 1 });
+    const deeper = sitemapEntryTasks(
+      entries,
+      { runId: 'default', url: BASE, depth: 1 },
+      { inScope, maxDepth: 1 },
+    );
     assert.deepEqual(
       deeper.map((t) => t.kind),
       ['page'],

@@ -75,10 +75,11 @@ function countingFrontier(inner: Frontier): Frontier & { settles: Settlement[]; 
 
 const record = (url: string): SinkRecord => ({
   key: url,
-  value: Buffer.from(JSON.stringify({ url, outcome: 'ok' })),
+  value: Buffer.from(JSON.stringify({ runId: 'default', url, outcome: 'ok' })),
 });
 
 const newTask = (url: string, depth = 0): NewTask => ({
+  runId: 'default',
   url,
   host: new URL(url).host,
   depth,
@@ -307,7 +308,7 @@ describe('Settler', () => {
     sink.refuse.add(bad.url);
     const okRecord = (url: string): SinkRecord => ({
       key: url,
-      value: Buffer.from(JSON.stringify({ url, outcome: 'ok' })),
+      value: Buffer.from(JSON.stringify({ runId: 'default', url, outcome: 'ok' })),
     });
     settler.ack(good, okRecord(good.url), [newTask('https://a.test/from-good', 1)]);
     settler.ack(bad, okRecord(bad.url), [newTask('https://a.test/from-bad', 1)]);
@@ -467,7 +468,7 @@ describe('Settler', () => {
     const leases = await leaseAll(['https://a.test/1', 'https://a.test/2', 'https://a.test/3']);
     const big = (url: string): SinkRecord => ({
       key: url,
-      value: Buffer.from(JSON.stringify({ url, outcome: 'ok', body: 'x'.repeat(120_000) })),
+      value: Buffer.from(JSON.stringify({ runId: 'default', url, outcome: 'ok', body: 'x'.repeat(120_000) })),
     });
     const release = sink.holdWrites();
     const [first, second, third] = leases;
@@ -597,7 +598,14 @@ describe('Settler', () => {
     assert.ok(lease);
     sink.refuse.add(lease.url);
     const value = Buffer.from(
-      JSON.stringify({ url: lease.url, outcome: 'ok', depth: 3, parentUrl: 'https://a.test/up', attempt: 2 }),
+      JSON.stringify({
+        runId: 'default',
+        url: lease.url,
+        outcome: 'ok',
+        depth: 3,
+        parentUrl: 'https://a.test/up',
+        attempt: 2,
+      }),
     );
     settler.ack(lease, { key: lease.url, value }, []);
     await settler.flush();

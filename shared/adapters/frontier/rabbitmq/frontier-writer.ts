@@ -1,6 +1,7 @@
 import type { Logger } from '../../../logger.js';
-import type { Settlement, SettleResult } from '../../../ports/frontier.js';
-import type { NewTask } from '../../../protocol/task.js';
+import type { RunLimit, Settlement, SettleResult } from '../../../ports/frontier.js';
+import { DEFAULT_RUN_ID, type NewTask } from '../../../protocol/task.js';
+import { runCap } from '../task-input.js';
 import { ackOn, type Link } from './broker-link.js';
 import type { Ledger } from './ledger.js';
 import type { Delivery, Held, LeaseBook } from './lease-book.js';
@@ -53,7 +54,7 @@ export interface FrontierWriterDeps {
 export class FrontierWriter {
   constructor(private readonly deps: FrontierWriterDeps) {}
 
-  async push(link: Link, tasks: readonly NewTask[], maxTotal: number | undefined): Promise<NewTask[]> {
+  async push(link: Link, tasks: readonly NewTask[], maxTotal: RunLimit | undefined): Promise<NewTask[]> {
     const { fresh } = this.deps.ledger.unseen(tasks, this.room(maxTotal));
     await this.publishWithNew(link, fresh, [], 'push');
     this.deps.ledger.record({ accepted: fresh });
@@ -154,8 +155,9 @@ export class FrontierWriter {
     }
   }
 
-  private room(maxTotal: number | undefined): number {
+  private room(maxTotal: RunLimit | undefined): number {
     const total = this.deps.ledger.counts.total;
-    return maxTotal === undefined ? Infinity : Math.max(0, maxTotal - total);
+    const cap = runCap(maxTotal, DEFAULT_RUN_ID);
+    return cap === undefined ? Infinity : Math.max(0, cap - total);
   }
 }

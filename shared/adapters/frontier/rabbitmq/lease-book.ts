@@ -288,6 +288,7 @@ export class LeaseBook {
 export function toLease(held: Held): Lease {
   const { task } = held;
   return {
+    runId: task.runId,
     url: task.url,
     host: task.host,
     depth: task.depth,

@@ -5,6 +5,7 @@ import type {
   FrontierStats,
   LeaseOptions,
   PushOptions,
+  RunControl,
   Settlement,
   SettleResult,
   TaskView,
@@ -260,11 +261,11 @@ class RabbitFrontierImpl implements RabbitFrontier {
   }
 
   /** From the ledger (state, attempt) and what this process holds; the broker's queues are not searched. */
-  async inspect(url: string): Promise<TaskView | null> {
+  async inspect(runId: string, url: string): Promise<TaskView | null> {
     this.assertOpen();
     const entry = this.ledger.lookup(url);
     if (entry === undefined) return null;
-    const base = { url, attempt: entry.attempt, availableAt: null, depth: null, parentUrl: null };
+    const base = { runId, url, attempt: entry.attempt, availableAt: null, depth: null, parentUrl: null };
     if (entry.state === LedgerState.done) return { ...base, state: 'done', lastError: null };
     const held = this.book.find(url);
     if (entry.state === LedgerState.failed) return { ...base, state: 'failed', lastError: null };
@@ -327,7 +328,24 @@ class RabbitFrontierImpl implements RabbitFrontier {
     const leased = this.book.leased;
     const unseen = total - done - failed - (ready + delayed + leased);
     if (unseen > 0) ready += unseen;
-    return { ready, delayed, leased, done, failed, total };
+    return { ready, delayed, leased, done, failed, total, cancelled: 0 };
+  }
+
+  // Run control lands with the per-run quorum-queue topology (the next commit).
+  async pauseRun(_runId: string): Promise<void> {
+    throw unavailable('pauseRun', 'run control is not in this build of the RabbitMQ frontier yet');
+  }
+
+  async resumeRun(_runId: string): Promise<void> {
+    throw unavailable('resumeRun', 'run control is not in this build of the RabbitMQ frontier yet');
+  }
+
+  async cancelRun(_runId: string): Promise<number> {
+    throw unavailable('cancelRun', 'run control is not in this build of the RabbitMQ frontier yet');
+  }
+
+  async runs(): Promise<RunControl[]> {
+    return [];
   }
 
   async checkpoint(): Promise<string | null> {

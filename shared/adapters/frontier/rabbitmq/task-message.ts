@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { NewTask, TaskKind } from '../../../protocol/task.js';
+import { RUN_ID_PATTERN, type NewTask, type TaskKind } from '../../../protocol/task.js';
 
 /**
  * A task as it travels through the queues: a JSON body, one task per message. `attempt` grows with
@@ -8,6 +8,7 @@ import type { NewTask, TaskKind } from '../../../protocol/task.js';
  */
 export interface TaskMessage {
   v: 1;
+  runId: string;
   url: string;
   host: string;
   depth: number;
@@ -24,6 +25,7 @@ export interface TaskMessage {
 export function newTaskMessage(task: NewTask): TaskMessage {
   return {
     v: 1,
+    runId: task.runId,
     url: task.url,
     host: task.host,
     depth: task.depth,
@@ -52,6 +54,8 @@ export function decodeTaskMessage(content: Buffer): TaskMessage | null {
   const m = value as Record<string, unknown>;
   const ok =
     m.v === 1 &&
+    typeof m.runId === 'string' &&
+    RUN_ID_PATTERN.test(m.runId) &&
     typeof m.url === 'string' &&
     m.url !== '' &&
     typeof m.host === 'string' &&
