@@ -6,8 +6,8 @@ import type { DecodedOutcome } from '../shared/protocol/outcome-frame.js';
 import type { Lease, NewTask } from '../shared/protocol/task.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { HostGate } from './politeness/host-gate.js';
-import { DEFAULT_POLITENESS, type PolitenessSettings } from './politeness/politeness-settings.js';
-import type { HostRule } from '../shared/politeness/host-rules.js';
+import { politenessOf } from './politeness/politeness-settings.js';
+import { fetchSettingsOf, mergeCrawlSettings, type CrawlSettings } from '../shared/crawl-settings/index.js';
 import { decideRetry } from './retry/retry-policy.js';
 import { CrashTally } from './dispatch/crash-tally.js';
 import { crashOutcomes } from './outcomes/crash-outcomes.js';
@@ -29,10 +29,8 @@ import { explainUrl } from '../shared/why/explain-url.js';
 import { describeScope } from '../shared/why/scope-rule.js';
 import type { WhyAnswer } from '../shared/protocol/why.js';
 import type { CrawlRequest, CrawlStatus } from '../shared/protocol/crawl-api.js';
-import { normalizeUrl } from '../shared/url/normalize.js';
-import { createScope, type ScopeMode } from '../shared/url/scope.js';
+import { createScope } from '../shared/url/scope.js';
 import { hostOfNormalized } from '../shared/url/host-of-normalized.js';
-import type { RenderMode } from '../shared/protocol/render-rules.js';
 import { renderPredicate, type RenderPredicate } from './dispatch/render-rule.js';
 import type { RobotsAnswer } from '../shared/protocol/messages.js';
 import { RobotsCache } from './robots/robots-cache.js';
@@ -42,32 +40,7 @@ import { SitemapSeeder } from './robots/sitemap-seeder.js';
 import { rootSitemapTasks, sitemapEntryTasks } from './robots/sitemap-tasks.js';
 import { CRAWL_PRIORITY, CRAWL_RUN_ID } from './crawl-run.js';
 import { taskLevel } from '../shared/protocol/task-priority.js';
-import {
-  ROBOTS_DEFAULTS,
-  robotsPolicy,
-  type JobRobotsSettings,
-  type RobotsCacheSettings,
-} from './robots/robots-settings.js';
-
-/** What one crawl asks for; a cluster scheduler gets it from `POST /crawl`, embedded from config. */
-export interface JobSettings extends JobRobotsSettings {
-  seeds: string[];
-  scope: ScopeMode;
-  maxPages: number;
-  maxDepth: number;
-  hostConcurrency: number;
-  hostDelayMs: number;
-  hostRules: HostRule[];
-  adaptiveDelay: boolean;
-  maxCrawlDelayMs: number;
-  maxCooldownMs: number;
-  retryDelayMs: number;
-  maxAttempts: number;
-  fetch: FetchSettings;
-  /** Render rules (absent in job files written before rendering existed: nothing is rendered). */
-  render?: RenderMode;
-  renderHosts?: string[];
-}
+import { ROBOTS_CACHE_DEFAULTS, robotsPolicy, type RobotsCacheSettings } from './robots/robots-settings.js';
 
 export interface CrawlSchedulerSettings {
   listenHost: string;
@@ -81,7 +54,13 @@ export interface CrawlSchedulerSettings {
   bufferSize: number;
   /** Graceful stop: how long to wait for crawlers to deliver what they hold (default 15 s). */
   drainTimeoutMs?: number;
-  job: JobSettings;
+  /**
+   * The crawl to run (its seeds may be empty: a cluster scheduler then waits for `POST /crawl`).
+   * A cluster scheduler gets it from its configuration or job.json, embedded from its configuration.
+   */
+  job: CrawlSettings;
+  /** What a submitted crawl's absent settings are (the scheduler's configuration); default: `job`. */
+  base?: CrawlSettings;
   /** Where records go, for status reports (`file:/dir`, `kafka:topic`). */
   output: string;
   /** robots.txt cache: TTL, retry backoff, size (defaults in scheduler/robots/robots-settings.ts). */
@@ -97,7 +76,7 @@ export interface CrawlSchedulerDeps {
   logger: Logger;
   clock?: () => number;
   /** Persists job settings a cluster scheduler received, so a restart resumes the same crawl. */
-  saveJob?: (job: JobSettings) => void;
+  saveJob?: (job: CrawlSettings) => void;
   onProgress?: (progress: CrawlProgress) => void;
   /** Called once when nothing is left to fetch: every accepted URL is done or finally failed. */
   onDone?: (summary: CrawlSummary) => void;
@@ -119,7 +98,9 @@ export class CrawlScheduler {
   private inScope: (url: string) => boolean = () => false;
   private linkFilter: ReturnType<typeof createLinkFilter>;
   private needsRender: RenderPredicate | null;
-  private job: JobSettings;
+  private job: CrawlSettings;
+  /** What crawlers get of `job` (fetchSettingsOf), kept in step with it. */
+  private fetch: FetchSettings;
   private readonly clock: () => number;
   private readonly meter: ProgressMeter;
   private recovered = new Map<string, RecoveredOutcome>();
@@ -143,6 +124,7 @@ export class CrawlScheduler {
     const { settings, logger } = deps;
     this.clock = deps.clock ?? Date.now;
     this.job = settings.job;
+    this.fetch = fetchSettingsOf(this.job);
     this.gate = new HostGate(politenessOf(this.job), { logger: logger.child({ module: 'politeness' }) });
     this.linkFilter = this.makeLinkFilter();
     this.needsRender = renderPredicate(this.job);
@@ -188,7 +170,7 @@ export class CrawlScheduler {
     });
     this.robots = new RobotsGuard({
       cache: new RobotsCache({
-        ...ROBOTS_DEFAULTS.cache,
+        ...ROBOTS_CACHE_DEFAULTS,
         ...settings.robots,
         onEvict: (host) => this.robots.evicted(host),
       }),
@@ -235,9 +217,9 @@ export class CrawlScheduler {
       token: settings.token,
       hosts,
       endpoint,
-      maxPayloadBytes: outcomeFrameLimit(this.job.fetch),
+      maxPayloadBytes: outcomeFrameLimit(this.fetch),
       heartbeatMs: settings.heartbeatMs,
-      fetch: () => this.job.fetch,
+      fetch: () => this.fetch,
       logger: logger.child({ module: 'ws' }),
       app: createSchedulerApp({
         token: settings.token,
@@ -298,10 +280,10 @@ export class CrawlScheduler {
 
   private async pushSeeds(seeds: readonly string[]): Promise<number> {
     const tasks: NewTask[] = seeds.map((url) => ({
-      runId: CRAWL_RUN_ID,
       url,
       host: hostOfNormalized(url) ?? '',
       depth: 0,
+      runId: CRAWL_RUN_ID,
       priority: taskLevel(CRAWL_PRIORITY, 0),
       parentUrl: null,
     }));
@@ -312,46 +294,22 @@ export class CrawlScheduler {
   }
 
   /**
-   * A crawl submitted to a running scheduler: its settings replace the current ones (scope grows
-   * with the seeds), they reach every crawler, and the seeds are queued.
+   * A crawl submitted to a running scheduler: its settings, over the scheduler's configured ones,
+   * replace the current ones (scope grows with the seeds); they reach every crawler, and the seeds
+   * are queued.
    */
   async submit(request: CrawlRequest): Promise<{ accepted: number }> {
-    const seeds = request.seeds.map((seed) => normalizeUrl(seed));
+    const { seeds, ...rest } = request;
     this.job = {
-      ...this.job,
+      ...mergeCrawlSettings(this.deps.settings.base ?? this.deps.settings.job, rest),
       seeds: [...new Set([...this.job.seeds, ...seeds])],
-      scope: request.scope,
-      maxPages: request.maxPages,
-      maxDepth: request.maxDepth,
-      hostConcurrency: request.hostConcurrency,
-      hostDelayMs: request.hostDelayMs,
-      hostRules: request.hostRules,
-      adaptiveDelay: request.adaptiveDelay,
-      maxCrawlDelayMs: request.maxCrawlDelayMs,
-      maxCooldownMs: request.maxCooldownMs,
-      retryDelayMs: request.retryDelayMs,
-      render: request.render,
-      renderHosts: request.renderHosts,
-      respectRobots: request.respectRobots,
-      sitemaps: request.sitemaps,
-      fetch: {
-        ...this.job.fetch,
-        allowPrivate: request.allowPrivate,
-        ...(request.userAgent ? { userAgent: request.userAgent } : {}),
-        maxUrlLength: request.maxUrlLength,
-        maxLinksPerPage: request.maxLinksPerPage,
-        ...(request.defaultCharset ? { defaultCharset: request.defaultCharset } : {}),
-        // Absent: the scheduler's own; an empty list turns rotation or proxies off.
-        ...(request.userAgents ? { userAgents: request.userAgents } : {}),
-        ...(request.proxies ? { proxies: request.proxies } : {}),
-      },
     };
+    this.fetch = fetchSettingsOf(this.job);
     this.deps.saveJob?.(this.job);
     this.gate.configure(politenessOf(this.job));
     this.linkFilter = this.makeLinkFilter();
     this.needsRender = renderPredicate(this.job);
-    for (const session of this.server?.sessions ?? [])
-      session.send({ type: 'settings', fetch: this.job.fetch });
+    for (const session of this.server?.sessions ?? []) session.send({ type: 'settings', fetch: this.fetch });
     const accepted = await this.pushSeeds(seeds);
     this.finished = false;
     this.lastSummary = null;
@@ -403,7 +361,7 @@ export class CrawlScheduler {
         lease.kind === 'sitemap' && header.entries
           ? sitemapEntryTasks(header.entries, lease, {
               inScope: this.inScope,
-              maxDepth: this.job.sitemapMaxDepth ?? ROBOTS_DEFAULTS.sitemapMaxDepth,
+              maxDepth: this.job.sitemapMaxDepth,
             })
           : this.linkFilter(header.links, lease);
       this.settler.ack(lease, sinkRecord, discovered);
@@ -469,8 +427,8 @@ export class CrawlScheduler {
     if (this.closing) return;
     try {
       this.stats = await this.deps.frontier.stats();
-      await this.dispatcher.expireInFlight(this.job.fetch.totalTimeoutMs + 30_000);
-      this.robots.expire(this.job.fetch.totalTimeoutMs + 30_000);
+      await this.dispatcher.expireInFlight(this.job.totalTimeoutMs + 30_000);
+      this.robots.expire(this.job.totalTimeoutMs + 30_000);
       await this.sitemaps.flush();
       this.dispatcher.pump();
       this.deps.onProgress?.(this.progress());
@@ -539,21 +497,8 @@ export class CrawlScheduler {
   }
 }
 
-/** The politeness the gate enforces for a job. */
-export function politenessOf(job: JobSettings): PolitenessSettings {
-  return {
-    ...DEFAULT_POLITENESS,
-    concurrency: job.hostConcurrency,
-    delayMs: job.hostDelayMs,
-    hostRules: job.hostRules,
-    adaptiveDelay: job.adaptiveDelay,
-    maxCrawlDelayMs: job.maxCrawlDelayMs,
-    maxCooldownMs: job.maxCooldownMs,
-  };
-}
-
 /** Tasks buffered per host: enough to keep its concurrency busy, never a whole host's backlog. */
-function perHostBuffer(job: JobSettings): number {
+function perHostBuffer(job: CrawlSettings): number {
   const most = job.hostRules.reduce((max, rule) => Math.max(max, rule.concurrency ?? 0), job.hostConcurrency);
   return Math.max(16, most * 4);
 }

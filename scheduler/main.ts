@@ -8,10 +8,10 @@ import { createLogger } from '../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../shared/lifecycle/signals.js';
 import { exitOnFault } from '../shared/lifecycle/faults.js';
 import type { RoleIpcMessage } from '../shared/protocol/ipc.js';
-import { normalizeUrl } from '../shared/url/normalize.js';
+import { CRAWL_SETTING_KEYS, type CrawlSettings } from '../shared/crawl-settings/index.js';
 import { openBackend } from './backends/backend.js';
 import { schedulerConfigSchema, type SchedulerConfig } from './config.js';
-import { CrawlScheduler, type JobSettings } from './crawl-scheduler.js';
+import { CrawlScheduler } from './crawl-scheduler.js';
 import { loadJob, saveJob } from './job-file.js';
 import { isLoopbackAddress } from './http/request-guards.js';
 import { SCHEDULER_FILE } from '../shared/protocol/why.js';
@@ -21,62 +21,16 @@ function tell(message: RoleIpcMessage): void {
 }
 
 function validate(config: SchedulerConfig): void {
-  const problems: string[] = [];
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
-    problems.push(
+    throw new ConfigError([
       'headersTimeoutMs (ACKCRAWL_HEADERS_TIMEOUT_MS): must not exceed requestTimeoutMs (ACKCRAWL_REQUEST_TIMEOUT_MS)',
-    );
+    ]);
   }
-  for (const seed of config.seeds) {
-    try {
-      normalizeUrl(seed);
-    } catch (err) {
-      problems.push(`seeds: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
 }
 
-function jobFromConfig(config: SchedulerConfig): JobSettings {
-  return {
-    seeds: config.seeds.map((seed) => normalizeUrl(seed)),
-    scope: config.scope,
-    maxPages: config.maxPages,
-    maxDepth: config.maxDepth,
-    hostConcurrency: config.hostConcurrency,
-    hostDelayMs: config.hostDelayMs,
-    hostRules: config.hostRules,
-    adaptiveDelay: config.adaptiveDelay,
-    maxCrawlDelayMs: config.maxCrawlDelayMs,
-    maxCooldownMs: config.maxCooldownMs,
-    retryDelayMs: config.retryDelayMs,
-    maxAttempts: config.maxAttempts,
-    render: config.render,
-    renderHosts: [...config.renderHosts],
-    respectRobots: config.respectRobots,
-    sitemaps: config.sitemaps,
-    sitemapMaxDepth: config.sitemapMaxDepth,
-    fetch: {
-      userAgent: config.userAgent,
-      connectTimeoutMs: config.connectTimeoutMs,
-      responseTimeoutMs: config.responseTimeoutMs,
-      totalTimeoutMs: config.totalTimeoutMs,
-      maxRedirects: config.maxRedirects,
-      maxBodyBytes: config.maxBodyBytes,
-      allowPrivate: config.allowPrivate,
-      maxUrlLength: config.maxUrlLength,
-      maxLinksPerPage: config.maxLinksPerPage,
-      ...(config.defaultCharset ? { defaultCharset: config.defaultCharset } : {}),
-      ...(config.userAgents.length > 0 ? { userAgents: config.userAgents } : {}),
-      ...(config.proxies.length > 0 ? { proxies: config.proxies } : {}),
-      // Also without proxies here: a crawl submitted later may bring some.
-      proxyMaxFailures: config.proxyMaxFailures,
-      proxyCooloffMs: config.proxyCooloffMs,
-      allowAddresses: config.allowAddresses,
-      sitemapMaxUrls: config.sitemapMaxUrls,
-      sitemapMaxBytes: config.sitemapMaxBytes,
-    },
-  };
+/** The crawl's part of the configuration (its seeds may be empty: the crawl comes later). */
+function crawlSettingsOf(config: SchedulerConfig): CrawlSettings {
+  return Object.fromEntries(CRAWL_SETTING_KEYS.map((key) => [key, config[key]])) as CrawlSettings;
 }
 
 /** Tells local tools where this scheduler's API is; owner-only, since it holds the token. */
@@ -106,8 +60,8 @@ export async function main(env: Record<string, string | undefined> = process.env
   const jobPath = join(config.frontier === 'sqlite' ? config.outDir : config.dataDir, 'job.json');
   // Seeds in the configuration define the crawl; without them, the crawl submitted last (if any).
   // A job file from an older version lacks newer settings: the configuration's values fill them.
-  const job =
-    config.seeds.length > 0 ? jobFromConfig(config) : { ...jobFromConfig(config), ...loadJob(jobPath) };
+  const configured = crawlSettingsOf(config);
+  const job = config.seeds.length > 0 ? configured : (loadJob(jobPath, configured) ?? configured);
   const scheduler = new CrawlScheduler({
     settings: {
       listenHost: config.listenHost,
@@ -139,6 +93,7 @@ export async function main(env: Record<string, string | undefined> = process.env
         maxBytes: config.robotsCacheBytes,
       },
       job,
+      base: configured,
       output: backend.output,
     },
     frontier: backend.frontier,

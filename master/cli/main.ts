@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { clientToken } from '../../shared/config/cluster-token.js';
@@ -8,6 +8,7 @@ import { runEmbeddedCrawl } from '../embedded/run-embedded-crawl.js';
 import { formatWhy, why, type WhyOptions } from './why.js';
 import { roleScripts, type RoleName } from '../embedded/role-scripts.js';
 import { planCrawl, type RawCrawlOptions } from './crawl-options.js';
+import { addSettingOptions } from './crawl-flags.js';
 import { ProgressDisplay } from './progress-display.js';
 import { buildClusterSummary, buildSummary, formatSummary } from './summary.js';
 import { runClusterCrawl } from '../cluster/run-cluster-crawl.js';
@@ -20,11 +21,6 @@ exitOnFault(createLogger({ name: 'cli', level: 'error' }));
 /** Where a scheduler on this machine keeps its data, and its token when none is given. */
 const DEFAULT_DATA_DIR = './ackcrawl-data';
 
-/** Commander reducer for a repeatable option. */
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
 function fail(err: unknown): never {
   const message = err instanceof Error ? err.message : String(err);
   process.stderr.write(`ackcrawl: ${message.split('\n').join('\nackcrawl: ')}\n`);
@@ -32,7 +28,7 @@ function fail(err: unknown): never {
 }
 
 async function crawl(seeds: string[], raw: RawCrawlOptions & { cluster?: boolean }): Promise<void> {
-  const plan = planCrawl(seeds, raw, { needsOutDir: raw.cluster !== true });
+  const plan = planCrawl(seeds, raw, { needsOutDir: raw.cluster !== true, env: process.env });
   const display = new ProgressDisplay();
   const onProgress = (p: Record<string, number>): void => display.update(p as never);
   if (raw.cluster) {
@@ -74,7 +70,7 @@ const program = new Command()
   .description('A web crawler with acknowledged delivery: no accepted URL is ever lost.')
   .version('0.1.0');
 
-program
+const crawlCommand = program
   .command('crawl')
   .description('crawl from seed URLs on this machine (embedded: SQLite frontier, files for records)')
   .argument('<seed-url...>', 'where to start (http or https)')
@@ -83,57 +79,10 @@ program
     'folder for page records and crawl state; the same folder resumes a crawl',
     './crawl-output',
   )
-  .option('--max-pages <n>', 'accept at most this many URLs (seeds included)')
-  .option('--max-depth <n>', 'follow links at most this many hops from a seed (0: no limit)')
   .option('--processes <n>', 'crawler processes', '2')
   .option('--concurrency <n>', 'requests in flight per crawler process', '32')
-  .addOption(
-    new Option('--scope <scope>', 'which links to follow').choices(['host', 'domain', 'any']).default('host'),
-  )
-  .option('--host-concurrency <n>', 'requests in flight per host, across all processes', '2')
-  .option('--host-delay <ms>', 'minimum time between two request starts to one host', '500')
-  .option(
-    '--host-rule <rule>',
-    'per-host limits, e.g. "slow.example concurrency=1 delay=2000" or "*.cdn.example delay=0" (repeatable)',
-    (value: string, previous: string[] = []) => [...previous, value],
-  )
-  .option('--adaptive-delay', "let each host's delay follow its response time (never below --host-delay)")
-  .option(
-    '--max-crawl-delay <ms>',
-    'cap on a robots.txt Crawl-delay (a longer one slows the host to this)',
-    '30000',
-  )
-  .option('--retry-delay <ms>', 'wait before the second retry of a failed page', '300000')
-  .option('--allow-private', 'allow private, loopback and link-local addresses (off: refused)')
-  .option('--gzip', 'compress record files (pages-N.jsonl.gz)')
-  .option(
-    '--user-agent <ua>',
-    'User-Agent header; repeat to rotate through several, one per request (the first is the crawl\u2019s identity for robots.txt)',
-    collect,
-  )
-  .option(
-    '--proxy <url>',
-    'send requests through this proxy (http://, https://, socks4://, socks5://, optional user:pass@); repeat for a pool',
-    collect,
-  )
-  .option('--no-robots', 'ignore robots.txt (obeyed by default: disallowed URLs are recorded, not fetched)')
-  .option(
-    '--sitemaps',
-    'also crawl the URLs in each host\u2019s sitemaps (robots.txt Sitemap: lines, /sitemap.xml)',
-  )
-  .option('--render', 'render every page in a browser (Debian chromium) and record the DOM after scripts ran')
-  .option(
-    '--render-host <pattern>',
-    'render only this host\u2019s pages (example.com, *.example.com, optionally :port); repeatable',
-    (value: string, previous: string[] = []) => [...previous, value],
-  )
   .option('--render-processes <n>', 'render-capable crawler processes when anything is rendered', '1')
-  .option('--max-url-length <n>', 'drop links longer than this many characters (default 2048)')
-  .option('--max-links-per-page <n>', 'keep at most this many distinct links of a page (default 5000)')
-  .option(
-    '--default-charset <label>',
-    'charset of pages that name none and are not UTF-8, e.g. gbk or big5 (default windows-1252)',
-  )
+  .option('--gzip', 'compress record files (pages-N.jsonl.gz)')
   .option('--json', 'print the summary as JSON')
   .option('--verbose', 'show the roles\u2019 logs')
   .option(
@@ -141,6 +90,8 @@ program
     'submit to the running cluster (ACKCRAWL_SCHEDULER_URL; ACKCRAWL_TOKEN, or the token file in ACKCRAWL_DATA_DIR) and follow it, instead of running the roles here',
   )
   .action((seeds: string[], options: RawCrawlOptions) => crawl(seeds, options).catch(fail));
+// The crawl's settings, each from shared/crawl-settings (docs/crawl-settings.md).
+addSettingOptions(crawlCommand);
 
 for (const role of ['scheduler', 'agent', 'crawler'] as const) {
   const command = program

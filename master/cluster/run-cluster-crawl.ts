@@ -1,5 +1,5 @@
 import { AppError } from '../../shared/errors.js';
-import type { CrawlRequest, CrawlStatus } from '../../shared/protocol/crawl-api.js';
+import type { CrawlStatus } from '../../shared/protocol/crawl-api.js';
 import type { CrawlPlan } from '../cli/crawl-options.js';
 import { httpStatusCode, toErrorCode } from '../../shared/error-codes/index.js';
 
@@ -61,31 +61,8 @@ export async function runClusterCrawl(
   target: ClusterTarget,
   hooks: { onProgress?: (progress: Record<string, number>) => void; pollMs?: number } = {},
 ): Promise<{ summary: Record<string, number>; output: string }> {
-  const request: CrawlRequest = {
-    seeds: plan.seeds,
-    maxPages: plan.maxPages,
-    maxDepth: plan.maxDepth,
-    scope: plan.scope,
-    hostConcurrency: plan.hostConcurrency,
-    hostDelayMs: plan.hostDelayMs,
-    hostRules: plan.hostRules,
-    adaptiveDelay: plan.adaptiveDelay,
-    maxCrawlDelayMs: plan.maxCrawlDelayMs,
-    maxCooldownMs: 3_600_000,
-    retryDelayMs: plan.retryDelayMs,
-    allowPrivate: plan.allowPrivate,
-    render: plan.render,
-    renderHosts: plan.renderHosts,
-    respectRobots: plan.respectRobots,
-    sitemaps: plan.sitemaps,
-    ...(plan.userAgent ? { userAgent: plan.userAgent } : {}),
-    maxUrlLength: plan.maxUrlLength,
-    maxLinksPerPage: plan.maxLinksPerPage,
-    ...(plan.defaultCharset ? { defaultCharset: plan.defaultCharset } : {}),
-    ...(plan.userAgents.length > 0 ? { userAgents: plan.userAgents } : {}),
-    ...(plan.proxies.length > 0 ? { proxies: plan.proxies } : {}),
-  };
-  await call(target, { method: 'POST', body: request });
+  // Only what the user set: the scheduler's configuration fills the rest.
+  await call(target, { method: 'POST', body: plan.request });
   const pollMs = hooks.pollMs ?? 500;
   let unreachableSince: number | null = null;
   for (;;) {

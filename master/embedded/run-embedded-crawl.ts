@@ -4,6 +4,8 @@ import { chromiumProblem, DEFAULT_CHROMIUM_PATH } from '../../shared/config/chro
 import { AppError } from '../../shared/errors.js';
 import type { RoleIpcMessage } from '../../shared/protocol/ipc.js';
 import type { CrawlPlan } from '../cli/crawl-options.js';
+import { envName } from '../../shared/config/load.js';
+import { CRAWL_SETTING_KEYS, settingToText, type CrawlSettings } from '../../shared/crawl-settings/index.js';
 import { roleScripts } from './role-scripts.js';
 import { toErrorCode } from '../../shared/error-codes/index.js';
 
@@ -17,35 +19,27 @@ export interface EmbeddedCrawlResult {
   summary: Record<string, number>;
 }
 
-export function rendersAnything(plan: Pick<CrawlPlan, 'render' | 'renderHosts'>): boolean {
-  return plan.render === 'always' || plan.renderHosts.length > 0;
+export function rendersAnything(settings: Pick<CrawlSettings, 'render' | 'renderHosts'>): boolean {
+  return settings.render === 'always' || settings.renderHosts.length > 0;
 }
 
-/** Environment for the roles, from the plan: the same ACKCRAWL_<KEY> names as a deployment uses. */
+/**
+ * Environment for the roles, from the plan: the same ACKCRAWL_<KEY> names as a deployment uses.
+ * Every crawl setting is written out (the plan already holds the user's variables under its flags).
+ */
 function roleEnv(plan: CrawlPlan, token: string): NodeJS.ProcessEnv {
-  const level = plan.verbose ? 'info' : 'warn';
+  const settings: NodeJS.ProcessEnv = {};
+  for (const key of CRAWL_SETTING_KEYS) {
+    const value = plan.settings[key];
+    if (value !== undefined) settings[envName(key)] = settingToText(key, value);
+  }
   return {
     ...process.env,
+    ...settings,
     ACKCRAWL_TOKEN: token,
-    ACKCRAWL_LOG_LEVEL: level,
+    ACKCRAWL_LOG_LEVEL: plan.verbose ? 'info' : 'warn',
     ACKCRAWL_OUT_DIR: plan.outDir,
-    ACKCRAWL_SEEDS: plan.seeds.join(' '),
-    ACKCRAWL_MAX_PAGES: String(plan.maxPages),
-    ACKCRAWL_MAX_DEPTH: String(plan.maxDepth),
-    ACKCRAWL_SCOPE: plan.scope,
-    ACKCRAWL_HOST_CONCURRENCY: String(plan.hostConcurrency),
-    ACKCRAWL_HOST_DELAY_MS: String(plan.hostDelayMs),
-    ACKCRAWL_HOST_RULES: JSON.stringify(plan.hostRules),
-    ACKCRAWL_ADAPTIVE_DELAY: String(plan.adaptiveDelay),
-    ACKCRAWL_MAX_CRAWL_DELAY_MS: String(plan.maxCrawlDelayMs),
-    ACKCRAWL_RETRY_DELAY_MS: String(plan.retryDelayMs),
-    ACKCRAWL_ALLOW_PRIVATE: String(plan.allowPrivate),
-    ACKCRAWL_MAX_URL_LENGTH: String(plan.maxUrlLength),
-    ACKCRAWL_MAX_LINKS_PER_PAGE: String(plan.maxLinksPerPage),
-    ...(plan.defaultCharset ? { ACKCRAWL_DEFAULT_CHARSET: plan.defaultCharset } : {}),
     ACKCRAWL_GZIP: String(plan.gzip),
-    ACKCRAWL_RESPECT_ROBOTS: String(plan.respectRobots),
-    ACKCRAWL_SITEMAPS: String(plan.sitemaps),
     ACKCRAWL_EXIT_WHEN_DONE: 'true',
     ACKCRAWL_FRONTIER: 'sqlite',
     ACKCRAWL_SINK: 'file',
@@ -53,13 +47,8 @@ function roleEnv(plan: CrawlPlan, token: string): NodeJS.ProcessEnv {
     ACKCRAWL_LISTEN_PORT: '0',
     ACKCRAWL_PROCESSES: String(plan.processes),
     ACKCRAWL_CONCURRENCY: String(plan.concurrency),
-    ACKCRAWL_RENDER: plan.render,
-    ACKCRAWL_RENDER_HOSTS: plan.renderHosts.join(' '),
     // Render-capable crawlers only when the job renders anything: they start a browser.
-    ACKCRAWL_RENDER_PROCESSES: String(rendersAnything(plan) ? plan.renderProcesses : 0),
-    ...(plan.userAgent ? { ACKCRAWL_USER_AGENT: plan.userAgent } : {}),
-    ...(plan.userAgents.length > 0 ? { ACKCRAWL_USER_AGENTS: plan.userAgents.join('\n') } : {}),
-    ...(plan.proxies.length > 0 ? { ACKCRAWL_PROXIES: plan.proxies.join(' ') } : {}),
+    ACKCRAWL_RENDER_PROCESSES: String(rendersAnything(plan.settings) ? plan.renderProcesses : 0),
   };
 }
 
@@ -79,7 +68,7 @@ export async function runEmbeddedCrawl(
   plan: CrawlPlan,
   hooks: EmbeddedCrawlHooks = {},
 ): Promise<EmbeddedCrawlResult> {
-  if (rendersAnything(plan)) {
+  if (rendersAnything(plan.settings)) {
     const problem = chromiumProblem(process.env.ACKCRAWL_CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH);
     if (problem) throw new AppError('CHROMIUM_MISSING', problem);
   }

@@ -3,6 +3,7 @@ import Koa, { type Middleware } from 'koa';
 import { AppError, InvalidInputError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { crawlRequestSchema, type CrawlRequest, type CrawlStatus } from '../../shared/protocol/crawl-api.js';
+import { formatProblems, settingsProblems } from '../../shared/crawl-settings/index.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
 import { bearerMatches } from './bearer.js';
 import { errorResponses } from './error-responses.js';
@@ -64,8 +65,10 @@ export function createSchedulerApp(deps: SchedulerAppDeps): Koa {
   router.post('/crawl', authorized, async (ctx) => {
     const parsed = crawlRequestSchema.safeParse(await readJsonBody(ctx));
     if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
-      throw new InvalidInputError('INVALID_CRAWL', issues.join('; '));
+      const problems = settingsProblems(parsed.error);
+      throw new InvalidInputError('INVALID_CRAWL', formatProblems(problems).join('; '), {
+        details: { problems },
+      });
     }
     ctx.status = 202;
     ctx.body = await deps.submit(parsed.data);

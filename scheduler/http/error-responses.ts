@@ -5,16 +5,25 @@ import type { Logger } from '../../shared/logger.js';
 import { refuseSocket } from './refuse-socket.js';
 
 export interface ErrorBody {
-  error: { code: string; message: string };
+  /** `problems`: what is wrong with a request body, field by field (INVALID_CRAWL). */
+  error: { code: string; message: string; problems?: unknown[] };
 }
 
 const ROUTES = 'try GET /health, GET or POST /crawl, GET /why?url=…, or a WebSocket on /crawlers';
 
 /** What an error becomes on the wire: its status, a stable code and a message for a person. */
-export function describeError(err: unknown): { status: number; code: string; message: string } {
+export function describeError(err: unknown): ErrorBody['error'] & { status: number } {
   if (err instanceof AppError) {
     const status = err.status ?? (err.name === 'InvalidInputError' ? 400 : 500);
-    if (status < 500) return { status, code: err.code, message: err.message };
+    const problems = err.details?.problems;
+    if (status < 500) {
+      return {
+        status,
+        code: err.code,
+        message: err.message,
+        ...(Array.isArray(problems) ? { problems } : {}),
+      };
+    }
     // A failure of ours: its message may name internals, the log has it whole.
     return { status, code: err.code, message: 'the scheduler failed to answer; its log says why' };
   }
@@ -46,7 +55,8 @@ export function errorResponses(logger: Logger): Middleware {
         throw new AppError('METHOD_NOT_ALLOWED', `use ${ctx.response.get('Allow') || 'another method'}`);
       }
     } catch (err) {
-      const { status, code, message } = describeError(err);
+      const { status, ...error } = describeError(err);
+      const { code, message } = error;
       if (status >= 500) logger.error({ err, method: ctx.method, path: ctx.path }, 'scheduler API failure');
       const headers: Record<string, string> =
         status === 401 ? { 'WWW-Authenticate': 'Bearer realm="ackcrawl"' } : {};
@@ -57,7 +67,7 @@ export function errorResponses(logger: Logger): Middleware {
       }
       ctx.status = status;
       ctx.set({ ...headers, Connection: 'close' });
-      ctx.body = { error: { code, message } } satisfies ErrorBody;
+      ctx.body = { error } satisfies ErrorBody;
     }
   };
 }

@@ -1,3 +1,4 @@
+import { crawlDefaults, type CrawlSettings } from '../../shared/crawl-settings/index.js';
 import type { HostRule } from '../../shared/politeness/host-rules.js';
 
 /** A job's politeness, enforced by the scheduler for the whole fleet. */
@@ -21,17 +22,36 @@ export interface PolitenessSettings {
   maxCooldownMs: number;
 }
 
-export const DEFAULT_POLITENESS: PolitenessSettings = {
-  concurrency: 2,
-  delayMs: 500,
-  hostRules: [],
-  adaptiveDelay: false,
-  adaptiveFactor: 1,
-  maxAdaptiveDelayMs: 60_000,
-  maxCrawlDelayMs: 30_000,
-  cooldownBaseMs: 5_000,
-  maxCooldownMs: 3_600_000,
-};
+/** The politeness the gate enforces for a crawl's settings (their names are the user's). */
+export function politenessOf(
+  job: Pick<
+    CrawlSettings,
+    | 'hostConcurrency'
+    | 'hostDelayMs'
+    | 'hostRules'
+    | 'adaptiveDelay'
+    | 'adaptiveFactor'
+    | 'maxAdaptiveDelayMs'
+    | 'maxCrawlDelayMs'
+    | 'cooldownBaseMs'
+    | 'maxCooldownMs'
+  >,
+): PolitenessSettings {
+  return {
+    concurrency: job.hostConcurrency,
+    delayMs: job.hostDelayMs,
+    hostRules: job.hostRules,
+    adaptiveDelay: job.adaptiveDelay,
+    adaptiveFactor: job.adaptiveFactor,
+    maxAdaptiveDelayMs: job.maxAdaptiveDelayMs,
+    maxCrawlDelayMs: job.maxCrawlDelayMs,
+    cooldownBaseMs: job.cooldownBaseMs,
+    maxCooldownMs: job.maxCooldownMs,
+  };
+}
+
+/** The politeness of a crawl that sets none (shared/crawl-settings has the defaults). */
+export const DEFAULT_POLITENESS: PolitenessSettings = politenessOf(crawlDefaults());
 
 /**
  * The delay runs from when the crawler reports that a request went out; the request reaches the

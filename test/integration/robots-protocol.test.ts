@@ -71,7 +71,7 @@ before(async () => {
         scope: 'host',
         hostConcurrency: 4,
         respectRobots: true,
-        fetch: { userAgent: 'ackcrawl/0.1' },
+        userAgent: 'ackcrawl/0.1',
       }),
     },
     frontier,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFileAtomic, writeFileAtomic } from '../../shared/files/atomic-write.js';
 import { saveJob, loadJob } from '../../scheduler/job-file.js';
-import type { JobSettings } from '../../scheduler/crawl-scheduler.js';
+import { parseCrawlSettings } from '../../shared/crawl-settings/index.js';
 
 const withDir = (run: (dir: string) => void): void => {
   const dir = mkdtempSync(join(tmpdir(), 'atomic-write-'));
@@ -50,13 +50,10 @@ describe('atomic file writes', () => {
     withDir((dir) => {
       const path = join(dir, 'job.json');
       writeFileSync(path, '{}', { mode: 0o644 });
-      const job = {
-        seeds: ['http://a.test/'],
-        fetch: { proxies: ['http://u:p@127.0.0.1:9/'] },
-      } as unknown as JobSettings;
+      const job = parseCrawlSettings({ seeds: ['http://a.test/'], proxies: ['http://u:p@127.0.0.1:9/'] });
       saveJob(path, job);
       assert.equal(mode(path), 0o600);
-      assert.deepEqual(loadJob(path), job);
+      assert.deepEqual(loadJob(path, parseCrawlSettings({ seeds: ['http://b.test/'] })), job);
     });
   });
 });

@@ -121,26 +121,18 @@ describe('proxy and User-Agent settings', () => {
   });
 
   test('CLI: repeated --user-agent is identity plus rotation; one is identity only', () => {
-    const raw = {
-      out: '.',
-      processes: '1',
-      concurrency: '1',
-      scope: 'host',
-      hostConcurrency: '1',
-      hostDelay: '0',
-      retryDelay: '0',
-    };
+    const raw = { out: '.', processes: '1', concurrency: '1', hostDelay: '0' };
     const one = planCrawl(['http://a.example/'], { ...raw, userAgent: ['only/1'] }, { needsOutDir: false });
-    assert.equal(one.userAgent, 'only/1');
-    assert.deepEqual(one.userAgents, []);
+    assert.equal(one.settings.userAgent, 'only/1');
+    assert.deepEqual(one.settings.userAgents, []);
     const many = planCrawl(
       ['http://a.example/'],
       { ...raw, userAgent: ['first/1', 'second/2'], proxy: ['socks5://127.0.0.1:1080'] },
       { needsOutDir: false },
     );
-    assert.equal(many.userAgent, 'first/1');
-    assert.deepEqual(many.userAgents, ['first/1', 'second/2']);
-    assert.deepEqual(many.proxies, ['socks5://127.0.0.1:1080']);
+    assert.equal(many.settings.userAgent, 'first/1');
+    assert.deepEqual(many.settings.userAgents, ['first/1', 'second/2']);
+    assert.deepEqual(many.settings.proxies, ['socks5://127.0.0.1:1080']);
     assert.throws(
       () =>
         planCrawl(
