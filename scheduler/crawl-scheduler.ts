@@ -22,7 +22,7 @@ import type { WsSession } from './ws/session.js';
 import { crawlersDrained } from './ws/drain.js';
 import { ProgressMeter, type CrawlProgress, type CrawlSummary } from './progress.js';
 import { createSchedulerApp } from './http/app.js';
-import { createHostPolicy } from './http/request-guards.js';
+import { createHostPolicy } from '../shared/http/request-guards.js';
 import { ENDPOINT_DEFAULTS, type EndpointSettings } from './ws/endpoint-settings.js';
 import { outcomeFrameLimit } from '../shared/protocol/frame-limits.js';
 import { explainUrl } from '../shared/why/explain-url.js';

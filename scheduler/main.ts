@@ -13,7 +13,7 @@ import { openBackend } from './backends/backend.js';
 import { schedulerConfigSchema, type SchedulerConfig } from './config.js';
 import { CrawlScheduler } from './crawl-scheduler.js';
 import { loadJob, saveJob } from './job-file.js';
-import { isLoopbackAddress } from './http/request-guards.js';
+import { isLoopbackAddress } from '../shared/http/request-guards.js';
 import { SCHEDULER_FILE } from '../shared/protocol/why.js';
 
 function tell(message: RoleIpcMessage): void {

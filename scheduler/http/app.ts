@@ -5,10 +5,10 @@ import type { Logger } from '../../shared/logger.js';
 import { crawlRequestSchema, type CrawlRequest, type CrawlStatus } from '../../shared/protocol/crawl-api.js';
 import { formatProblems, settingsProblems } from '../../shared/crawl-settings/index.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
-import { bearerMatches } from './bearer.js';
-import { errorResponses } from './error-responses.js';
-import { readJsonBody } from './json-body.js';
-import { crossOriginProblem, type HostPolicy } from './request-guards.js';
+import { bearerMatches } from '../../shared/http/bearer.js';
+import { errorResponses } from '../../shared/http/error-responses.js';
+import { readJsonBody } from '../../shared/http/json-body.js';
+import { crossOriginProblem, type HostPolicy } from '../../shared/http/request-guards.js';
 
 export interface SchedulerAppDeps {
   /** The bearer token every route but `/health` requires. */
@@ -34,7 +34,12 @@ export interface SchedulerAppDeps {
  */
 export function createSchedulerApp(deps: SchedulerAppDeps): Koa {
   const app = new Koa();
-  app.use(errorResponses(deps.logger));
+  app.use(
+    errorResponses(deps.logger, {
+      service: 'scheduler',
+      routesHint: 'try GET /health, GET or POST /crawl, GET /why?url=…, or a WebSocket on /crawlers',
+    }),
+  );
   app.use(async (ctx, next) => {
     const problem =
       deps.hosts.check(ctx.get('host') || undefined) ??

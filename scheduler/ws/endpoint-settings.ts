@@ -1,4 +1,4 @@
-import type { ConnectionLimits } from '../http/connection-limits.js';
+import type { ConnectionLimits } from '../../shared/http/connection-limits.js';
 
 /** Limits of the scheduler's port (crawler endpoint and HTTP API); defaults below. */
 export interface EndpointSettings extends ConnectionLimits {

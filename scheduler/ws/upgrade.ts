@@ -3,9 +3,9 @@ import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { bearerMatches } from '../http/bearer.js';
-import { refuseSocket } from '../http/refuse-socket.js';
-import { crossOriginProblem, type HostPolicy } from '../http/request-guards.js';
+import { bearerMatches } from '../../shared/http/bearer.js';
+import { refuseSocket } from '../../shared/http/refuse-socket.js';
+import { crossOriginProblem, type HostPolicy } from '../../shared/http/request-guards.js';
 
 export const CRAWLER_PATH = '/crawlers';
 

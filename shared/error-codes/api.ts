@@ -1,7 +1,8 @@
 /**
  * Codes an HTTP API answers with, in `{ error: { code, message } }`, each with its status. The
- * scheduler's crawl API and its crawler endpoint's upgrade use them; an AppError with one of these
- * codes and no status of its own is answered with the status given here.
+ * scheduler's crawl API, its crawler endpoint's upgrade and the master's management API use them;
+ * an AppError with one of these codes and no status of its own is answered with the status given
+ * here.
  */
 export interface ApiErrorSpec {
   status: number;
@@ -18,6 +19,11 @@ export const API_ERROR_CODES = {
     status: 400,
     retriable: false,
     meaning: 'the crawl request does not validate; the message lists every problem by field',
+  },
+  INVALID_REQUEST: {
+    status: 400,
+    retriable: false,
+    meaning: "a master API request's path, query or body does not validate; `problems` lists each field",
   },
   MISSING_URL: { status: 400, retriable: false, meaning: 'GET /why needs ?url=' },
   URL_INVALID: { status: 400, retriable: false, meaning: 'the URL cannot be parsed' },
@@ -38,13 +44,37 @@ export const API_ERROR_CODES = {
     retriable: false,
     meaning: 'a request made by a web page of another origin (Origin, Sec-Fetch-Site); browsers are refused',
   },
-  FORBIDDEN: { status: 403, retriable: false, meaning: 'the credentials are valid but not for this' },
+  FORBIDDEN: {
+    status: 403,
+    retriable: false,
+    meaning:
+      'the credentials are valid but not for this (a master API token without the scope the route needs)',
+  },
   NOT_FOUND: { status: 404, retriable: false, meaning: 'no such route' },
+  JOB_NOT_FOUND: { status: 404, retriable: false, meaning: 'no job with this id (or it was deleted)' },
+  RUN_NOT_FOUND: { status: 404, retriable: false, meaning: 'no run with this id' },
+  TOKEN_NOT_FOUND: {
+    status: 404,
+    retriable: false,
+    meaning: 'no API token with this id that is not revoked',
+  },
   METHOD_NOT_ALLOWED: { status: 405, retriable: false, meaning: 'the route exists for other methods' },
   REQUEST_TIMEOUT: {
     status: 408,
     retriable: true,
     meaning: 'the request head or body did not arrive in time',
+  },
+  JOB_NAME_TAKEN: { status: 409, retriable: false, meaning: 'another job has this name' },
+  JOB_HAS_ACTIVE_RUNS: {
+    status: 409,
+    retriable: true,
+    meaning: 'a job with a queued, running or paused run cannot be deleted; cancel its runs first',
+  },
+  RUN_STATE_CONFLICT: {
+    status: 409,
+    retriable: false,
+    meaning:
+      "the run's state does not allow this change (resume a cancelled run, say); the message says its state",
   },
   REQUEST_TOO_LARGE: { status: 413, retriable: false, meaning: 'the request body is over the limit (1 MiB)' },
   UNSUPPORTED_MEDIA_TYPE: {
@@ -62,6 +92,16 @@ export const API_ERROR_CODES = {
     status: 500,
     retriable: true,
     meaning: 'the server failed to answer; its log says why (the answer names no internals)',
+  },
+  NO_SCHEDULER: {
+    status: 503,
+    retriable: true,
+    meaning: 'the master reaches no scheduler to ask (why not yet?); ACKCRAWL_SCHEDULER_APIS names them',
+  },
+  STORE_UNAVAILABLE: {
+    status: 503,
+    retriable: true,
+    meaning: "the master's SQL store does not answer (GET /api/v1/health)",
   },
   TOO_MANY_CONNECTIONS: {
     status: 503,

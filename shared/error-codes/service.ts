@@ -33,6 +33,12 @@ export const SERVICE_ERROR_CODES = {
   },
   WHY_NO_SOURCE: { retriable: false, meaning: 'ackcrawl why needs --out or --scheduler' },
   WHY_NO_CRAWL: { retriable: false, meaning: 'no crawl found where ackcrawl why looked' },
+  RUN_CONTROL_UNAVAILABLE: {
+    retriable: true,
+    meaning:
+      "the run-control broker cannot be reached or did not confirm a command (the command only wakes schedulers; SQL keeps the run's state)",
+  },
+  RUN_CONTROL_CLOSED: { retriable: false, meaning: 'run control was used after close()' },
   FRONTIER_UNAVAILABLE: { retriable: true, meaning: 'the broker cannot be reached, or its channel closed' },
   FRONTIER_TOPOLOGY: {
     retriable: false,

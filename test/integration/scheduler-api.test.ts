@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSchedulerApp } from '../../scheduler/http/app.js';
-import { createHostPolicy } from '../../scheduler/http/request-guards.js';
+import { createHostPolicy } from '../../shared/http/request-guards.js';
 import { InvalidInputError } from '../../shared/errors.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { CrawlRequest, CrawlStatus } from '../../shared/protocol/crawl-api.js';

@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
-import { bearerMatches } from '../../scheduler/http/bearer.js';
-import { createHostPolicy, crossOriginProblem } from '../../scheduler/http/request-guards.js';
+import { bearerMatches } from '../../shared/http/bearer.js';
+import { createHostPolicy, crossOriginProblem } from '../../shared/http/request-guards.js';
 import { schedulerConfigSchema } from '../../scheduler/config.js';
 import { loadConfig } from '../../shared/config/load.js';
 

@@ -1,8 +1,8 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Logger } from '../../shared/logger.js';
+import type { Logger } from '../logger.js';
 import { refuseSocket } from './refuse-socket.js';
-import { apiStatus } from '../../shared/error-codes/index.js';
+import { apiStatus } from '../error-codes/index.js';
 
 export interface ConnectionLimits {
   /** TCP connections open at once, all addresses together (API calls and crawler sockets alike). */

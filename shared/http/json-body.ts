@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
-import { AppError, InvalidInputError } from '../../shared/errors.js';
+import { AppError, InvalidInputError } from '../errors.js';
 
 /** The largest request body the scheduler reads. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;

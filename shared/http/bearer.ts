@@ -12,3 +12,9 @@ export function bearerMatches(authorization: string | undefined, token: string):
   // Compared even when absent, so a missing header costs what a wrong one does.
   return timingSafeEqual(digest(given), digest(token)) && given.length > 0;
 }
+
+/** The token of an `Authorization: Bearer <token>` header, or null when there is none. */
+export function bearerToken(authorization: string | undefined): string | null {
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
+  return match?.[1] ?? null;
+}

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
-import { AppError } from '../../shared/errors.js';
-import { createHostLookup } from '../../shared/url/host-patterns.js';
+import { AppError } from '../errors.js';
+import { createHostLookup } from '../url/host-patterns.js';
 
 /**
  * Which `Host` headers the scheduler answers. A DNS-rebinding attack reaches a server through a
@@ -42,7 +42,10 @@ function hostName(header: string): string | null {
 export function createHostPolicy(options: {
   listenHost: string;
   allowedHosts: readonly string[];
+  /** Who listens, in the refusal's message (default `scheduler`). */
+  service?: string;
 }): HostPolicy {
+  const service = options.service ?? 'scheduler';
   const loopbackOnly = isLoopbackAddress(options.listenHost);
   const any = options.allowedHosts.includes('*');
   const patterns = options.allowedHosts.filter((h) => h !== '*');
@@ -60,8 +63,8 @@ export function createHostPolicy(options: {
       return new AppError(
         'HOST_NOT_ALLOWED',
         loopbackOnly
-          ? 'this scheduler listens on loopback and answers loopback names only (Host: 127.0.0.1, localhost or [::1])'
-          : 'this Host is not one the scheduler answers; add it to ACKCRAWL_ALLOWED_HOSTS',
+          ? `this ${service} listens on loopback and answers loopback names only (Host: 127.0.0.1, localhost or [::1])`
+          : `this Host is not one the ${service} answers; add it to ACKCRAWL_ALLOWED_HOSTS`,
       );
     },
   };
@@ -81,12 +84,13 @@ export function crossOriginProblem(
   const site = headers['sec-fetch-site'];
   const origin = headers.origin;
   const crossSite = site !== undefined && site !== 'same-origin' && site !== 'none';
-  const foreign =
-    origin !== undefined &&
-    (!sameOriginOk || origin.toLowerCase() !== `http://${(headers.host ?? '').toLowerCase()}`);
+  const host = (headers.host ?? '').toLowerCase();
+  // Same origin over http or https (a listener with TLS).
+  const same = origin !== undefined && [`http://${host}`, `https://${host}`].includes(origin.toLowerCase());
+  const foreign = origin !== undefined && (!sameOriginOk || !same);
   if (!crossSite && !foreign) return null;
   return new AppError(
     'CROSS_ORIGIN',
-    'requests from web pages are refused: call the scheduler from the ackcrawl CLI or a server-side client',
+    'requests from web pages are refused: call the API from the ackcrawl CLI or a server-side client',
   );
 }

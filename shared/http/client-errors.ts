@@ -1,6 +1,6 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { apiStatus, type ApiErrorCode } from '../../shared/error-codes/index.js';
+import { apiStatus, type ApiErrorCode } from '../error-codes/index.js';
 
 /** Node's parser errors, as the API's JSON errors. */
 const ANSWERS: Record<string, { status: number; code: ApiErrorCode; message: string }> = {

@@ -1,0 +1,96 @@
+import Router from '@koa/router';
+import Koa, { type Context } from 'koa';
+import { errorResponses } from '../../shared/http/error-responses.js';
+import { readJsonBody } from '../../shared/http/json-body.js';
+import { crossOriginProblem } from '../../shared/http/request-guards.js';
+import { createAuthenticator } from './auth/authenticate.js';
+import type { MasterAppDeps } from './deps.js';
+import { API_PREFIX, buildOpenApi } from './openapi.js';
+import { route, type RouteSpec } from './route-spec.js';
+import { healthRoute } from './routes/health.js';
+import { jobRoutes } from './routes/jobs.js';
+import { runRoutes } from './routes/runs.js';
+import { tokenRoutes } from './routes/tokens.js';
+import { parseInput } from './validation.js';
+
+export const API_VERSION = '1.0.0';
+
+/** Every route of the API, as declared (the router and the OpenAPI document are made from it). */
+export function masterRoutes(deps: MasterAppDeps): RouteSpec[] {
+  const routes: RouteSpec[] = [
+    healthRoute(deps),
+    ...jobRoutes(deps),
+    ...runRoutes(deps),
+    ...tokenRoutes(deps),
+  ];
+  let document: Record<string, unknown> | null = null;
+  routes.push(
+    route({
+      method: 'get',
+      path: '/openapi.json',
+      operationId: 'openApi',
+      summary: 'This document: OpenAPI 3.1, made from the schemas that validate the requests (open)',
+      tag: 'meta',
+      scope: null,
+      responses: { 200: { description: 'The OpenAPI document.' } },
+      async handle() {
+        document ??= buildOpenApi(routes, API_VERSION);
+        return { status: 200, body: document };
+      },
+    }),
+  );
+  return routes;
+}
+
+/**
+ * The master's management API as a Koa app that does not listen (master/main.ts serves it, tests
+ * drive `app.callback()`). Everything is under /api/v1 (see docs/master-api.md and the OpenAPI
+ * document at /api/v1/openapi.json). Every request passes the Host check (DNS rebinding) and the
+ * cross-origin check first, then the route's token scope, then its path, query and body schemas.
+ * The API only reads and writes the SQL store and sends run commands: job settings are data.
+ */
+export function createMasterApp(deps: MasterAppDeps): Koa {
+  const app = new Koa();
+  const auth = createAuthenticator({
+    tokens: deps.store.tokens,
+    now: () => deps.clock.now(),
+    logger: deps.logger,
+  });
+  app.use(
+    errorResponses(deps.logger, { service: 'master', routesHint: `see GET ${API_PREFIX}/openapi.json` }),
+  );
+  app.use(async (ctx, next) => {
+    const problem =
+      deps.options.hosts.check(ctx.get('host') || undefined) ??
+      crossOriginProblem(
+        {
+          origin: ctx.get('origin') || undefined,
+          host: ctx.get('host') || undefined,
+          'sec-fetch-site': ctx.get('sec-fetch-site') || undefined,
+        },
+        true,
+      );
+    if (problem) throw problem;
+    await next();
+  });
+  const router = new Router({ prefix: API_PREFIX });
+  for (const spec of masterRoutes(deps)) {
+    router[spec.method](spec.path, async (ctx: Context & { params: Record<string, string> }) => {
+      // Credentials first: nothing of a body is read for a caller who may not send it.
+      const caller = spec.scope === null ? null : await auth.require(ctx, spec.scope);
+      const params = spec.params ? parseInput(spec.params, { ...ctx.params }, 'path') : {};
+      const query = spec.query ? parseInput(spec.query, { ...ctx.query }, 'query') : {};
+      const body = spec.body
+        ? parseInput(spec.body, await readJsonBody(ctx, deps.options.maxBodyBytes), 'body')
+        : undefined;
+      const result = await spec.handle({ params, query, body, caller, ctx });
+      ctx.status = result.status;
+      if (result.body !== undefined) ctx.body = result.body;
+    });
+  }
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  // Errors are answered by errorResponses; Koa's own handler would print stack traces to stderr.
+  app.silent = true;
+  return app;
+}

@@ -1,0 +1,31 @@
+import type { HostPolicy } from '../../shared/http/request-guards.js';
+import type { Logger } from '../../shared/logger.js';
+import type { RunControl } from '../../shared/ports/run-control.js';
+import type { SqlStore } from '../../shared/ports/sql-store.js';
+import type { WhyAnswer } from '../../shared/protocol/why.js';
+
+/** "Why not yet?" for a URL of a run, asked of a scheduler (master/adapters/scheduler-why.ts). */
+export interface SchedulerWhy {
+  /** Rejects NO_SCHEDULER (503) when no scheduler can be asked. */
+  explain(query: { runId: string; schedulerId: string | null; url: string }): Promise<WhyAnswer>;
+}
+
+export interface MasterApiOptions {
+  /** Which Host headers are answered (DNS rebinding). */
+  hosts: HostPolicy;
+  /** A run stored `running` whose scheduler has not reported for longer is shown `queued`. */
+  staleAfterMs: number;
+  /** Largest request body read (413 above). */
+  maxBodyBytes: number;
+}
+
+/** Everything the master's API uses, passed in so that tests drive it (no listen(), no env). */
+export interface MasterAppDeps {
+  store: SqlStore;
+  runControl: RunControl;
+  why: SchedulerWhy;
+  clock: { now(): number };
+  newId: () => string;
+  logger: Logger;
+  options: MasterApiOptions;
+}

@@ -1,0 +1,227 @@
+import { AppError } from '../../../shared/errors.js';
+import type { RunRow, RunState } from '../../../shared/ports/sql-store.js';
+import type { MasterAppDeps } from '../deps.js';
+import { RUN_ACTIONS, type RunAction } from '../run-actions.js';
+import { runView, shownState, storedStatesFor } from '../run-view.js';
+import { route, type RouteSpec } from '../route-spec.js';
+import { idParams, pageOf, pageQuery, toIso } from '../schemas/common.js';
+import {
+  failureSchema,
+  failuresQuery,
+  runListQuery,
+  runSchema,
+  whyQuery,
+  whySchema,
+} from '../schemas/run.js';
+import { requireJob } from './jobs.js';
+
+const ZERO = { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0 };
+
+function runNotFound(id: string): AppError {
+  return new AppError('RUN_NOT_FOUND', `no run ${id}`);
+}
+
+/** Runs: executions of a job, and the commands that steer them. */
+export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
+  const { store, logger } = deps;
+  const view = (row: RunRow) => runView(row, deps.clock.now(), deps.options.staleAfterMs);
+  const requireRun = async (id: string): Promise<RunRow> => {
+    const run = await store.runs.get(id);
+    if (run === null) throw runNotFound(id);
+    return run;
+  };
+  /** Tells the schedulers; SQL has the change already, so a lost command only costs time. */
+  const notify = async (command: Parameters<typeof deps.runControl.publish>[0]): Promise<void> => {
+    try {
+      await deps.runControl.publish(command);
+    } catch (err) {
+      logger.warn(
+        { err, command: command.type, runId: command.runId },
+        'run command not sent; schedulers will read the run from SQL',
+      );
+    }
+  };
+  const listRuns = async (
+    query: { limit?: number; after?: string; state?: RunState | RunState[] },
+    jobId?: string,
+  ) => {
+    const shown = query.state === undefined ? undefined : [query.state].flat();
+    const page = await store.runs.list({
+      limit: query.limit,
+      after: query.after ?? null,
+      ...(jobId === undefined ? {} : { jobId }),
+      ...(shown === undefined ? {} : { states: storedStatesFor(shown) }),
+    });
+    const now = deps.clock.now();
+    const items = page.items
+      .filter(
+        (row) => shown === undefined || shown.includes(shownState(row, now, deps.options.staleAfterMs).state),
+      )
+      .map(view);
+    return { items, next: page.next };
+  };
+
+  const action = (name: RunAction, summary: string) =>
+    route({
+      method: 'post',
+      path: `/runs/:id/${name}`,
+      operationId: `${name}Run`,
+      summary,
+      tag: 'runs',
+      scope: 'operate',
+      params: idParams,
+      lookup: true,
+      responses: { 200: { description: 'The run after the change.', schema: runSchema } },
+      errors: { 409: 'RUN_STATE_CONFLICT' },
+      async handle({ params, caller }) {
+        const run = await requireRun(params.id);
+        const rule = RUN_ACTIONS[name];
+        const now = deps.clock.now();
+        const changed = rule.from.includes(run.state)
+          ? await store.runs.transition(
+              run.id,
+              rule.from,
+              rule.to(run),
+              name === 'cancel' ? { endedAt: now, error: `cancelled by ${caller?.name ?? 'a token'}` } : {},
+            )
+          : null;
+        if (changed === null) {
+          const current = (await store.runs.get(run.id)) ?? run;
+          throw new AppError(
+            'RUN_STATE_CONFLICT',
+            `run ${run.id} is ${current.state}: ${name} needs a run that is ${rule.from.join(' or ')}`,
+          );
+        }
+        await notify({ type: name, runId: run.id });
+        return { status: 200, body: view(changed) };
+      },
+    });
+
+  return [
+    route({
+      method: 'post',
+      path: '/jobs/:id/runs',
+      operationId: 'startRun',
+      summary: "Start a run of a job (queued until a scheduler takes it; a snapshot of the job's settings)",
+      tag: 'runs',
+      scope: 'operate',
+      params: idParams,
+      lookup: true,
+      responses: { 201: { description: 'The new run.', schema: runSchema } },
+      async handle({ params }) {
+        const job = await requireJob(deps, params.id);
+        const row = await store.runs.create({
+          id: deps.newId(),
+          jobId: job.id,
+          state: 'queued',
+          settings: job.settings,
+          counters: ZERO,
+          createdAt: deps.clock.now(),
+          startedAt: null,
+          endedAt: null,
+          schedulerId: null,
+          heartbeatAt: null,
+          error: null,
+        });
+        await notify({ type: 'start', runId: row.id, jobId: job.id, settings: row.settings });
+        return { status: 201, body: view(row) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/jobs/:id/runs',
+      operationId: 'listJobRuns',
+      summary: "A job's runs, newest first, paged",
+      tag: 'runs',
+      scope: 'read',
+      params: idParams,
+      query: pageQuery.extend(runListQuery.shape),
+      lookup: true,
+      responses: { 200: { description: 'A page of runs.', schema: pageOf(runSchema) } },
+      async handle({ params, query }) {
+        const job = await requireJob(deps, params.id);
+        return { status: 200, body: await listRuns(query, job.id) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/runs',
+      operationId: 'listRuns',
+      summary: 'Every run, newest first, paged',
+      tag: 'runs',
+      scope: 'read',
+      query: pageQuery.extend(runListQuery.shape),
+      responses: { 200: { description: 'A page of runs.', schema: pageOf(runSchema) } },
+      async handle({ query }) {
+        return { status: 200, body: await listRuns(query) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/runs/:id',
+      operationId: 'getRun',
+      summary: 'One run: its state and counters',
+      tag: 'runs',
+      scope: 'read',
+      params: idParams,
+      lookup: true,
+      responses: { 200: { description: 'The run.', schema: runSchema } },
+      async handle({ params }) {
+        return { status: 200, body: view(await requireRun(params.id)) };
+      },
+    }),
+    action('pause', 'Pause a run: its dispatch stops, its queued work stays'),
+    action('resume', 'Resume a paused run'),
+    action('cancel', 'Cancel a run: its queued work is dropped and it ends cancelled'),
+    route({
+      method: 'get',
+      path: '/runs/:id/failures',
+      operationId: 'listRunFailures',
+      summary: "The run's failures (retries and final failures) with their last error, oldest first, paged",
+      tag: 'runs',
+      scope: 'read',
+      params: idParams,
+      query: pageQuery.extend(failuresQuery.shape),
+      lookup: true,
+      responses: { 200: { description: 'A page of failures.', schema: pageOf(failureSchema) } },
+      async handle({ params, query }) {
+        const run = await requireRun(params.id);
+        const page = await store.logs.list(run.id, {
+          limit: query.limit,
+          after: query.after ?? null,
+          finalOnly: query.final === 'true',
+        });
+        const items = page.items.map((row) => ({
+          id: row.id,
+          url: row.url,
+          code: row.code,
+          attempts: row.attempts,
+          lastError: row.lastError,
+          final: row.final,
+          at: toIso(row.at),
+        }));
+        return { status: 200, body: { items, next: page.next } };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/runs/:id/why',
+      operationId: 'whyNotYet',
+      summary: 'Why not yet? Where a URL is in the run and what it waits for (asked of a scheduler)',
+      tag: 'runs',
+      scope: 'read',
+      params: idParams,
+      query: whyQuery,
+      lookup: true,
+      responses: { 200: { description: "The scheduler's answer.", schema: whySchema } },
+      errors: { 503: 'NO_SCHEDULER' },
+      async handle({ params, query }) {
+        const run = await requireRun(params.id);
+        return {
+          status: 200,
+          body: await deps.why.explain({ runId: run.id, schedulerId: run.schedulerId, url: query.url }),
+        };
+      },
+    }),
+  ];
+}

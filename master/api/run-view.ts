@@ -1,0 +1,54 @@
+import type { RunRow, RunState } from '../../shared/ports/sql-store.js';
+import { toIso, toIsoOrNull } from './schemas/common.js';
+import type { RunView } from './schemas/run.js';
+
+/**
+ * What a run is shown as. A run stored `running` is only shown so while its scheduler reports: a
+ * scheduler that crashed cannot say so, so after `staleAfterMs` without a heartbeat the run is
+ * shown `queued`, waiting for a scheduler to take it up (schedulers read their runs from SQL, so
+ * one will), and `waiting` says why.
+ */
+export function runView(row: RunRow, now: number, staleAfterMs: number): RunView {
+  const { state, waiting } = shownState(row, now, staleAfterMs);
+  return {
+    id: row.id,
+    jobId: row.jobId,
+    state,
+    waiting,
+    counters: row.counters,
+    settings: row.settings,
+    schedulerId: row.schedulerId,
+    heartbeatAt: toIsoOrNull(row.heartbeatAt),
+    createdAt: toIso(row.createdAt),
+    startedAt: toIsoOrNull(row.startedAt),
+    endedAt: toIsoOrNull(row.endedAt),
+    error: row.error,
+  };
+}
+
+export function shownState(
+  row: Pick<RunRow, 'state' | 'schedulerId' | 'heartbeatAt'>,
+  now: number,
+  staleAfterMs: number,
+): { state: RunState; waiting: string | null } {
+  if (row.state === 'queued') return { state: 'queued', waiting: 'no scheduler has taken the run yet' };
+  if (row.state !== 'running') return { state: row.state, waiting: null };
+  if (row.heartbeatAt !== null && now - row.heartbeatAt <= staleAfterMs)
+    return { state: 'running', waiting: null };
+  const who = row.schedulerId === null ? 'its scheduler' : `scheduler ${row.schedulerId}`;
+  const last =
+    row.heartbeatAt === null
+      ? 'has never reported'
+      : `last reported ${Math.round((now - row.heartbeatAt) / 1000)} s ago`;
+  return {
+    state: 'queued',
+    waiting: `${who} ${last} (more than ${Math.round(staleAfterMs / 1000)} s): the run waits for a live scheduler to take it up`,
+  };
+}
+
+/** The stored states a run shown in `shown` can have. */
+export function storedStatesFor(shown: readonly RunState[]): RunState[] {
+  const stored = new Set<RunState>(shown);
+  if (stored.has('queued')) stored.add('running');
+  return [...stored];
+}

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { RUN_STATES } from '../../../shared/ports/sql-store.js';
+import { isoTime } from './common.js';
+
+const count = z.number().int().min(0);
+
+export const runStateSchema = z.enum(RUN_STATES);
+
+export const runSchema = z.object({
+  id: z.string(),
+  jobId: z.string(),
+  state: runStateSchema.describe(
+    'What the run is doing. `running` only while its scheduler reports; a run whose scheduler went quiet is shown `queued` (see `waiting`).',
+  ),
+  waiting: z
+    .string()
+    .nullable()
+    .describe(
+      'Why a queued run is not running (no scheduler has taken it, or its scheduler went quiet); null otherwise.',
+    ),
+  counters: z.object({
+    done: count.describe('URLs settled with a page record.'),
+    failed: count.describe('URLs that failed for good.'),
+    queued: count.describe('URLs waiting in the frontier.'),
+    inFlight: count.describe('URLs being fetched.'),
+    pagesPerSecond: z.number().min(0),
+  }),
+  settings: z.unknown().describe("The job's settings as they were when the run was made."),
+  schedulerId: z.string().nullable().describe('The scheduler serving it, when one does.'),
+  heartbeatAt: isoTime.nullable().describe("Its scheduler's last report."),
+  createdAt: isoTime,
+  startedAt: isoTime.nullable(),
+  endedAt: isoTime.nullable(),
+  error: z.string().nullable().describe('Why it failed or was cancelled.'),
+});
+export type RunView = z.input<typeof runSchema>;
+
+export const runListQuery = z.strictObject({
+  state: z
+    .union([runStateSchema, z.array(runStateSchema)])
+    .optional()
+    .describe('Only runs shown in this state (repeatable: `?state=running&state=paused`).'),
+});
+
+export const failureSchema = z.object({
+  id: z.string(),
+  url: z.string(),
+  code: z.string().describe('Error code (docs/error-codes.md).'),
+  attempts: z.number().int(),
+  lastError: z.string(),
+  final: z.boolean().describe('True: failed for good; false: a retry.'),
+  at: isoTime,
+});
+
+export const failuresQuery = z.strictObject({
+  final: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe('true: only final failures; absent or false: retries too.'),
+});
+
+export const whyQuery = z.strictObject({
+  url: z.string().min(1).max(8192).describe('The URL to explain.'),
+});
+
+/** The scheduler's answer (shared/protocol/why.ts), passed through. */
+export const whySchema = z
+  .object({
+    url: z.string(),
+    normalized: z.string(),
+    state: z
+      .string()
+      .describe(
+        'out-of-scope, robots-denied, not-discovered, queued, waiting, retrying, in-flight, done or failed.',
+      ),
+    reason: z.string(),
+    duplicateOf: z.string().nullable(),
+    task: z.record(z.string(), z.unknown()).nullable(),
+    host: z.record(z.string(), z.unknown()).nullable(),
+    crawler: z.record(z.string(), z.unknown()).nullable(),
+    robots: z.record(z.string(), z.unknown()).nullable(),
+  })
+  .describe("Where the URL is in the run and what it waits for, as the scheduler's GET /why answers.");
