@@ -15,7 +15,7 @@ import { BYE_GRACE_MS, DEFAULT_DRAIN_TIMEOUT_MS } from '../shared/lifecycle/drai
 import { createLinkFilter } from './outcomes/link-filter.js';
 import { readRecovered, type RecoveredOutcome } from './outcomes/recovered.js';
 import { SeenCache } from './outcomes/seen-cache.js';
-import { Settler } from './outcomes/settler.js';
+import { Settler, type SettlerOptions } from './outcomes/settler.js';
 import type { SettlerLimits } from './outcomes/settler-limits.js';
 import { startWsServer, type RunningWsServer } from './ws/server.js';
 import type { WsSession } from './ws/session.js';
@@ -80,6 +80,8 @@ export interface CrawlSchedulerDeps {
   onProgress?: (progress: CrawlProgress) => void;
   /** Called once when nothing is left to fetch: every accepted URL is done or finally failed. */
   onDone?: (summary: CrawlSummary) => void;
+  /** Each retry and final failure once settled, for the SQL failure log (must not block). */
+  onFailure?: SettlerOptions['onFailure'];
 }
 
 /**
@@ -136,6 +138,7 @@ export class CrawlScheduler {
       maxTotal: () => this.job.maxPages,
       seen: new SeenCache(),
       onSettled: (result, counts) => this.onSettled(result, counts),
+      ...(deps.onFailure ? { onFailure: deps.onFailure } : {}),
       clock: this.clock,
       ...settings.settler,
       maxBacklog: settings.bufferSize * 2,

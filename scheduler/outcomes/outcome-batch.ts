@@ -4,10 +4,13 @@ import type { Lease, NewTask } from '../../shared/protocol/task.js';
 
 export type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'>;
 
+/** A lease as the settler takes it: the task it names too, for the failure log. */
+export type SettledLease = LeaseRef & Pick<Lease, 'runId' | 'url' | 'attempt'>;
+
 /** One task's outcome on its way to durability. */
 export interface Outcome {
   kind: 'ack' | 'fail' | 'retry';
-  lease: LeaseRef;
+  lease: SettledLease;
   /** Written to the sink before the settle; null when already durable (recovered) or a retry. */
   record: SinkRecord | null;
   /** URLs to push with the settle (acks, and failures of pages whose record could not be stored). */
