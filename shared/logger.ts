@@ -27,6 +27,9 @@ export function createLogger(options: LoggerOptions): Logger {
           's3SecretKey',
           '*.s3SecretKey',
           'authorization',
+          // A SQL store URL may hold user:password (log describeSqlUrl(url) instead).
+          'sqlUrl',
+          '*.sqlUrl',
           // Proxy URLs may carry user:pass; what should be seen is logged redacted (redactProxyUrl).
           'proxies',
           '*.proxies',

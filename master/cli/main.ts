@@ -13,6 +13,7 @@ import { ProgressDisplay } from './progress-display.js';
 import { buildClusterSummary, buildSummary, formatSummary } from './summary.js';
 import { runClusterCrawl } from '../cluster/run-cluster-crawl.js';
 import { exitOnFault } from '../../shared/lifecycle/faults.js';
+import { registerJobsCommands } from './jobs/commands.js';
 import { createLogger } from '../../shared/logger.js';
 
 // A role run from here (`ackcrawl scheduler`, ...) installs its own logger in place of this one.
@@ -93,7 +94,7 @@ const crawlCommand = program
 // The crawl's settings, each from shared/crawl-settings (docs/crawl-settings.md).
 addSettingOptions(crawlCommand);
 
-for (const role of ['scheduler', 'agent', 'crawler'] as const) {
+for (const role of ['master', 'scheduler', 'agent', 'crawler'] as const) {
   const command = program
     .command(role)
     .description(
@@ -143,5 +144,15 @@ program
     }).catch(fail);
     process.stdout.write(options.json ? `${JSON.stringify(answer, null, 2)}\n` : `${formatWhy(answer)}\n`);
   });
+
+registerJobsCommands(
+  program,
+  () => ({
+    masterUrl: process.env.ACKCRAWL_MASTER_URL,
+    token: process.env.ACKCRAWL_TOKEN,
+    dataDir: process.env.ACKCRAWL_DATA_DIR || DEFAULT_DATA_DIR,
+  }),
+  fail,
+);
 
 program.parseAsync(process.argv).catch(fail);

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
  * (never imported): master/ only knows their paths, so the services stay independent.
  */
 export const roleScripts = {
+  master: fileURLToPath(new URL('../main.js', import.meta.url)),
   scheduler: fileURLToPath(new URL('../../scheduler/main.js', import.meta.url)),
   agent: fileURLToPath(new URL('../../client/agent/main.js', import.meta.url)),
   crawler: fileURLToPath(new URL('../../client/crawler/main.js', import.meta.url)),

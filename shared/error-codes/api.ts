@@ -76,6 +76,22 @@ export const API_ERROR_CODES = {
     meaning:
       "the run's state does not allow this change (resume a cancelled run, say); the message says its state",
   },
+  SQL_BAD_CURSOR: {
+    status: 400,
+    retriable: false,
+    meaning: 'a page cursor (`after`) that is not one this list handed out',
+  },
+  SQL_INVALID_VALUE: {
+    status: 400,
+    retriable: false,
+    meaning:
+      'a value the SQL store cannot hold (an id, name or code too long, an unknown run state or scope)',
+  },
+  SQL_CONFLICT: {
+    status: 409,
+    retriable: false,
+    meaning: 'a row with that id, name or token hash exists already; `details.field` names which',
+  },
   REQUEST_TOO_LARGE: { status: 413, retriable: false, meaning: 'the request body is over the limit (1 MiB)' },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,

@@ -31,6 +31,18 @@ export const SERVICE_ERROR_CODES = {
     retriable: true,
     meaning: "crawl --cluster or why cannot reach the scheduler's API",
   },
+  MASTER_UNREACHABLE: {
+    retriable: true,
+    meaning: "ackcrawl jobs cannot reach the master's API (ACKCRAWL_MASTER_URL)",
+  },
+  MASTER_REFUSED: {
+    retriable: false,
+    meaning: 'the master answered ackcrawl jobs with an error; the message gives its code and problems',
+  },
+  NO_MASTER_TOKEN: {
+    retriable: false,
+    meaning: 'ackcrawl jobs found no token: set ACKCRAWL_TOKEN, or ACKCRAWL_DATA_DIR to the master data dir',
+  },
   WHY_NO_SOURCE: { retriable: false, meaning: 'ackcrawl why needs --out or --scheduler' },
   WHY_NO_CRAWL: { retriable: false, meaning: 'no crawl found where ackcrawl why looked' },
   RUN_CONTROL_UNAVAILABLE: {
@@ -147,6 +159,40 @@ export const SERVICE_ERROR_CODES = {
     retriable: false,
     meaning: 'a partition is no longer assigned to this archiver (a rebalance)',
   },
+  SQL_UNAVAILABLE: {
+    retriable: true,
+    meaning:
+      'the SQL database cannot be reached or the connection was lost (or the SQLite file cannot be read or written); writes wait and retry',
+  },
+  SQL_BUSY: {
+    retriable: true,
+    meaning: 'the SQL database gave up on a lock (deadlock, serialization failure, lock timeout); try again',
+  },
+  SQL_AUTH: {
+    retriable: false,
+    meaning: 'the SQL database refused the login, or the database named in the URL does not exist',
+  },
+  SQL_URL_INVALID: {
+    retriable: false,
+    meaning: 'ACKCRAWL_SQL_URL is not a sqlite:, postgres:// or mssql:// URL this build can use',
+  },
+  SQL_MIGRATION_FAILED: {
+    retriable: false,
+    meaning: 'a schema migration failed and was rolled back; the message names its version',
+  },
+  SQL_SCHEMA_NEWER: {
+    retriable: false,
+    meaning: 'the database has a schema version newer than this build knows; run a newer build',
+  },
+  SQL_QUERY_FAILED: {
+    retriable: false,
+    meaning: 'the SQL database rejected a statement for another reason (a bug); the log has its driver code',
+  },
+  SQL_CORRUPT: {
+    retriable: false,
+    meaning: 'the SQLite store file is damaged or not a database; restore it from a backup or move it away',
+  },
+  SQL_CLOSED: { retriable: false, meaning: 'the SQL store was used after close()' },
 } as const satisfies Record<string, ServiceErrorSpec>;
 
 export type ServiceErrorCode = keyof typeof SERVICE_ERROR_CODES;

@@ -48,3 +48,15 @@ export function requireMinio(): Promise<void> {
   const url = new URL(s3Settings.s3Endpoint);
   return requireService('MinIO', url.hostname, Number(url.port || (url.protocol === 'https:' ? 443 : 80)));
 }
+
+/**
+ * The PostgreSQL of scripts/services.sh (role `ackcrawl` may create databases), or
+ * ACKCRAWL_TEST_PG_URL. Tests make scratch databases on it and drop them.
+ */
+export const postgresUrl: string =
+  process.env.ACKCRAWL_TEST_PG_URL ?? 'postgres://ackcrawl:ackcrawl@127.0.0.1:5432/ackcrawl';
+
+export function requirePostgres(): Promise<void> {
+  const url = new URL(postgresUrl);
+  return requireService('PostgreSQL', url.hostname, Number(url.port || 5432));
+}

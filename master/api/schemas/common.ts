@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** An id in a path: what the master hands out (UUIDs), or anything close enough to look up. */
-export const idParam = z.string().min(1).max(200).describe('The id the master gave it.');
+export const idParam = z.string().min(1).max(128).describe('The id the master gave it.');
 
 export const idParams = z.strictObject({ id: idParam });
 

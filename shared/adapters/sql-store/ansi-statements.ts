@@ -1,0 +1,88 @@
+import {
+  JOB_COLUMNS,
+  LOG_COLUMNS,
+  RESULT_COLUMNS,
+  RUN_COLUMNS,
+  TOKEN_COLUMNS,
+  VERSION_TABLE,
+  placeholderList,
+  type RunListFilter,
+  type Statements,
+} from './statements.js';
+
+/**
+ * Statements of SQLite and PostgreSQL, which agree on everything the store needs: `$n`
+ * placeholders (the SQLite driver rewrites them to `?`), row-value comparisons for keyset paging,
+ * `LIMIT`, and `INSERT … ON CONFLICT DO UPDATE`. Only the schema lock differs.
+ */
+const $ = (n: number): string => `$${n}`;
+
+const setIf = (column: string, flag: number): string =>
+  `${column} = CASE WHEN ${$(flag)} = 1 THEN ${$(flag + 1)} ELSE ${column} END`;
+
+function runList(filter: RunListFilter): string {
+  const where = ['(created_at, id) < ($1, $2)'];
+  let next = 4;
+  if (filter.job) where.push(`job_id = ${$(next++)}`);
+  if (filter.states > 0) where.push(`state IN (${placeholderList($, next, filter.states)})`);
+  return `SELECT ${RUN_COLUMNS} FROM runs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $3`;
+}
+
+function runTransition(fromCount: number): string {
+  return (
+    `UPDATE runs SET state = $2, ${setIf('started_at', 3)}, ${setIf('ended_at', 5)}, ${setIf('error', 7)}, ` +
+    `${setIf('scheduler_id', 9)}, ${setIf('heartbeat_at', 11)} ` +
+    `WHERE id = $1 AND state IN (${placeholderList($, 13, fromCount)})`
+  );
+}
+
+const common: Statements = {
+  ping: 'SELECT 1 AS ok',
+  versionTable: `CREATE TABLE IF NOT EXISTS ${VERSION_TABLE} (version INTEGER NOT NULL PRIMARY KEY, description TEXT NOT NULL, applied_at BIGINT NOT NULL)`,
+  versionSelect: `SELECT version FROM ${VERSION_TABLE} ORDER BY version`,
+  versionInsert: `INSERT INTO ${VERSION_TABLE} (version, description, applied_at) VALUES ($1, $2, $3)`,
+
+  jobInsert: `INSERT INTO jobs (${JOB_COLUMNS}) VALUES ($1, $2, $3, $4, $5)`,
+  jobGet: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`,
+  jobList: `SELECT ${JOB_COLUMNS} FROM jobs WHERE (created_at, id) > ($1, $2) ORDER BY created_at, id LIMIT $3`,
+  jobUpdate: `UPDATE jobs SET ${setIf('name', 2)}, ${setIf('settings', 4)}, updated_at = $6 WHERE id = $1`,
+  jobDelete: 'DELETE FROM jobs WHERE id = $1',
+
+  runInsert: `INSERT INTO runs (${RUN_COLUMNS}) VALUES (${placeholderList($, 1, 15)})`,
+  runGet: `SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1`,
+  runList,
+  runTransition,
+  runReport:
+    'UPDATE runs SET done = $2, failed = $3, queued = $4, in_flight = $5, pages_per_second = $6, scheduler_id = $7, heartbeat_at = $8 WHERE id = $1',
+
+  logInsert: `INSERT INTO logs (run_id, url, code, attempts, last_error, final, at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+  logList: `SELECT ${LOG_COLUMNS} FROM logs WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
+  logListFinal: `SELECT ${LOG_COLUMNS} FROM logs WHERE run_id = $1 AND final = 1 AND id > $2 ORDER BY id LIMIT $3`,
+
+  resultUpsert: {
+    kind: 'single',
+    sql:
+      `INSERT INTO results (${RESULT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ` +
+      'ON CONFLICT (capture_id) DO UPDATE SET run_id = excluded.run_id, job_id = excluded.job_id, ' +
+      'url = excluded.url, status = excluded.status, data = excluded.data, at = excluded.at',
+  },
+  resultList: `SELECT ${RESULT_COLUMNS} FROM results WHERE run_id = $1 AND (at, capture_id) > ($2, $3) ORDER BY at, capture_id LIMIT $4`,
+
+  tokenInsert: `INSERT INTO tokens (${TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+  tokenFindByHash: `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE hash = $1 AND revoked_at IS NULL`,
+  tokenList: `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE (created_at, id) > ($1, $2) ORDER BY created_at, id LIMIT $3`,
+  tokenRevoke: 'UPDATE tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL',
+  tokenTouch: 'UPDATE tokens SET last_used_at = $2 WHERE id = $1',
+};
+
+export const SQLITE_STATEMENTS: Statements = common;
+export const POSTGRES_STATEMENTS: Statements = common;
+
+/** Key of the advisory lock the PostgreSQL store migrates under ('ackc' in ASCII). */
+export const PG_SCHEMA_LOCK_KEY = 0x61636b63;
+
+/**
+ * PostgreSQL's schema lock: transaction-scoped, so the migration's COMMIT or ROLLBACK releases it
+ * (SQLite's is the migration transaction's `BEGIN IMMEDIATE`).
+ */
+export const PG_SCHEMA_LOCK = `SELECT pg_advisory_xact_lock(${PG_SCHEMA_LOCK_KEY})`;

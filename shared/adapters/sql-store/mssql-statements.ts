@@ -1,0 +1,114 @@
+import {
+  JOB_COLUMNS,
+  LOG_COLUMNS,
+  RESULT_COLUMNS,
+  RUN_COLUMNS,
+  TOKEN_COLUMNS,
+  VERSION_TABLE,
+  placeholderList,
+  type RunListFilter,
+  type Statements,
+} from './statements.js';
+
+/**
+ * Every T-SQL statement the SQL Server store sends, written from the mssql driver's and SQL
+ * Server's documentation. test/unit/sql-store/mssql-statements.test.ts parses each one (and every
+ * generated variant) with node-sql-parser's `transactsql` dialect.
+ *
+ * - Parameters are `@v1…`: the driver keeps `@p1…` for itself ("Do not use parameters @p{n}").
+ * - Paging is by key (`WHERE (created_at, id) > cursor`), so `TOP (@n)` with `ORDER BY` is all a
+ *   page needs; `OFFSET 0 ROWS FETCH NEXT @n ROWS ONLY` says the same but node-sql-parser cannot
+ *   parse a parameter in FETCH NEXT, and an OFFSET the keyset never uses would only hide that.
+ * - SQL Server has no row-value comparison: the keyset is spelled out with OR.
+ * - A result is upserted by `UPDATE … WITH (UPDLOCK, SERIALIZABLE)` and, when it touched no row,
+ *   `INSERT`, in the batch's transaction: the key-range lock the UPDATE holds until COMMIT keeps
+ *   a concurrent writer of the same capture id from inserting in between (no MERGE, whose
+ *   concurrency bugs need the same hints anyway; and node-sql-parser parses neither MERGE nor
+ *   `IF @@ROWCOUNT = 0 INSERT …`).
+ */
+export const v = (n: number): string => `@v${n}`;
+
+const setIf = (column: string, flag: number): string =>
+  `${column} = CASE WHEN ${v(flag)} = 1 THEN ${v(flag + 1)} ELSE ${column} END`;
+
+const after = (first: string, second: string, op: '<' | '>', at: number): string =>
+  `(${first} ${op} ${v(at)} OR (${first} = ${v(at)} AND ${second} ${op} ${v(at + 1)}))`;
+
+function runList(filter: RunListFilter): string {
+  const where = [after('created_at', 'id', '<', 1)];
+  let next = 4;
+  if (filter.job) where.push(`job_id = ${v(next++)}`);
+  if (filter.states > 0) where.push(`state IN (${placeholderList(v, next, filter.states)})`);
+  return `SELECT TOP (@v3) ${RUN_COLUMNS} FROM runs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC`;
+}
+
+function runTransition(fromCount: number): string {
+  return (
+    `UPDATE runs SET state = @v2, ${setIf('started_at', 3)}, ${setIf('ended_at', 5)}, ${setIf('error', 7)}, ` +
+    `${setIf('scheduler_id', 9)}, ${setIf('heartbeat_at', 11)} ` +
+    `WHERE id = @v1 AND state IN (${placeholderList(v, 13, fromCount)})`
+  );
+}
+
+export const MSSQL_STATEMENTS: Statements = {
+  ping: 'SELECT 1 AS ok',
+  versionTable:
+    `IF OBJECT_ID(N'${VERSION_TABLE}', N'U') IS NULL ` +
+    `CREATE TABLE ${VERSION_TABLE} (version INT NOT NULL, description NVARCHAR(200) NOT NULL, applied_at BIGINT NOT NULL, ` +
+    `CONSTRAINT ${VERSION_TABLE}_pkey PRIMARY KEY (version))`,
+  versionSelect: `SELECT version FROM ${VERSION_TABLE} ORDER BY version`,
+  versionInsert: `INSERT INTO ${VERSION_TABLE} (version, description, applied_at) VALUES (@v1, @v2, @v3)`,
+
+  jobInsert: `INSERT INTO jobs (${JOB_COLUMNS}) VALUES (@v1, @v2, @v3, @v4, @v5)`,
+  jobGet: `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = @v1`,
+  jobList: `SELECT TOP (@v3) ${JOB_COLUMNS} FROM jobs WHERE ${after('created_at', 'id', '>', 1)} ORDER BY created_at, id`,
+  jobUpdate: `UPDATE jobs SET ${setIf('name', 2)}, ${setIf('settings', 4)}, updated_at = @v6 WHERE id = @v1`,
+  jobDelete: 'DELETE FROM jobs WHERE id = @v1',
+
+  runInsert: `INSERT INTO runs (${RUN_COLUMNS}) VALUES (${placeholderList(v, 1, 15)})`,
+  runGet: `SELECT ${RUN_COLUMNS} FROM runs WHERE id = @v1`,
+  runList,
+  runTransition,
+  runReport:
+    'UPDATE runs SET done = @v2, failed = @v3, queued = @v4, in_flight = @v5, pages_per_second = @v6, scheduler_id = @v7, heartbeat_at = @v8 WHERE id = @v1',
+
+  logInsert:
+    'INSERT INTO logs (run_id, url, code, attempts, last_error, final, at) VALUES (@v1, @v2, @v3, @v4, @v5, @v6, @v7)',
+  logList: `SELECT TOP (@v3) ${LOG_COLUMNS} FROM logs WHERE run_id = @v1 AND id > @v2 ORDER BY id`,
+  logListFinal: `SELECT TOP (@v3) ${LOG_COLUMNS} FROM logs WHERE run_id = @v1 AND final = 1 AND id > @v2 ORDER BY id`,
+
+  resultUpsert: {
+    kind: 'update-then-insert',
+    update:
+      'UPDATE results WITH (UPDLOCK, SERIALIZABLE) SET run_id = @v2, job_id = @v3, url = @v4, status = @v5, data = @v6, at = @v7 ' +
+      'WHERE capture_id = @v1',
+    insert: `INSERT INTO results (${RESULT_COLUMNS}) VALUES (@v1, @v2, @v3, @v4, @v5, @v6, @v7)`,
+  },
+  resultList: `SELECT TOP (@v4) ${RESULT_COLUMNS} FROM results WHERE run_id = @v1 AND ${after('at', 'capture_id', '>', 2)} ORDER BY at, capture_id`,
+
+  tokenInsert: `INSERT INTO tokens (${TOKEN_COLUMNS}) VALUES (@v1, @v2, @v3, @v4, @v5, @v6, @v7)`,
+  tokenFindByHash: `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE hash = @v1 AND revoked_at IS NULL`,
+  tokenList: `SELECT TOP (@v3) ${TOKEN_COLUMNS} FROM tokens WHERE ${after('created_at', 'id', '>', 1)} ORDER BY created_at, id`,
+  tokenRevoke: 'UPDATE tokens SET revoked_at = @v2 WHERE id = @v1 AND revoked_at IS NULL',
+  tokenTouch: 'UPDATE tokens SET last_used_at = @v2 WHERE id = @v1',
+};
+
+/**
+ * The schema lock, taken with `request.execute('sp_getapplock')` inside the migration
+ * transaction and released by its COMMIT or ROLLBACK. sp_getapplock answers a timeout with a
+ * negative return code rather than an error, which an RPC call can read; as T-SQL it would be
+ * `EXEC sp_getapplock @Resource = N'ackcrawl_schema', @LockMode = N'Exclusive', …`.
+ */
+export const MSSQL_SCHEMA_LOCK = {
+  procedure: 'sp_getapplock',
+  resource: 'ackcrawl_schema',
+  lockMode: 'Exclusive',
+  lockOwner: 'Transaction',
+  lockTimeoutMs: 120_000,
+} as const;
+
+/** The same call as T-SQL text, for the parser test and the docs. */
+export function schemaLockAsTsql(): string {
+  const l = MSSQL_SCHEMA_LOCK;
+  return `EXEC ${l.procedure} @Resource = N'${l.resource}', @LockMode = N'${l.lockMode}', @LockOwner = N'${l.lockOwner}', @LockTimeout = ${l.lockTimeoutMs}`;
+}

@@ -1,0 +1,44 @@
+import type { LogRepository } from '../../../ports/sql-store.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import { KEY_LENGTHS } from '../migrations.js';
+import { toLog } from '../rows.js';
+import { key, limitOf, text, whole } from '../values.js';
+import { toPage, type StoreContext } from './context.js';
+
+const LIST = 'logs';
+
+export function logRepository(ctx: StoreContext): LogRepository {
+  const { driver, sql, guard } = ctx;
+  return {
+    append: (rows) =>
+      guard('logs.append', async () => {
+        if (rows.length === 0) return;
+        const params = rows.map((r) => [
+          key('runId', r.runId),
+          text(r.url),
+          key('code', r.code, KEY_LENGTHS.code),
+          whole('attempts', r.attempts),
+          text(r.lastError),
+          r.final ? 1 : 0,
+          whole('at', r.at),
+        ]);
+        await driver.transaction(async (s) => {
+          for (const p of params) await s.run(sql.logInsert, p);
+        });
+      }),
+
+    list: (runId, query) =>
+      guard('logs.list', async () => {
+        const limit = limitOf(query);
+        // Ids grow from 1; the cursor keeps them as decimal text (BIGINT may pass 2^53 one day).
+        const [after] = query?.after ? decodeCursor(LIST, query.after, ['string'] as const) : ['0'];
+        if (!/^\d{1,19}$/.test(after)) return { items: [], next: null };
+        const rows = await driver.all(query?.finalOnly ? sql.logListFinal : sql.logList, [
+          runId,
+          Number(after),
+          limit + 1,
+        ]);
+        return toPage(rows, limit, toLog, (l) => encodeCursor(LIST, [l.id]));
+      }),
+  };
+}

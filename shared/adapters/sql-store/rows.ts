@@ -1,0 +1,90 @@
+import type {
+  JobRow,
+  LogRow,
+  ResultRow,
+  RunRow,
+  RunState,
+  TokenRow,
+  TokenScope,
+} from '../../ports/sql-store.js';
+import type { SqlRow } from './driver.js';
+
+/**
+ * Database rows to the port's rows. PostgreSQL and SQL Server hand BIGINT back as strings and
+ * SQLite booleans as 0/1, so every column is read through these.
+ */
+const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : num(v));
+const str = (v: unknown): string => String(v);
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const bool = (v: unknown): boolean => v === true || v === 1 || v === '1';
+const parsed = (v: unknown): unknown => JSON.parse(String(v));
+
+export function toJob(r: SqlRow): JobRow {
+  return {
+    id: str(r.id),
+    name: str(r.name),
+    settings: parsed(r.settings),
+    createdAt: num(r.created_at),
+    updatedAt: num(r.updated_at),
+  };
+}
+
+export function toRun(r: SqlRow): RunRow {
+  return {
+    id: str(r.id),
+    jobId: str(r.job_id),
+    state: str(r.state) as RunState,
+    settings: parsed(r.settings),
+    counters: {
+      done: num(r.done),
+      failed: num(r.failed),
+      queued: num(r.queued),
+      inFlight: num(r.in_flight),
+      pagesPerSecond: num(r.pages_per_second),
+    },
+    createdAt: num(r.created_at),
+    startedAt: numOrNull(r.started_at),
+    endedAt: numOrNull(r.ended_at),
+    schedulerId: strOrNull(r.scheduler_id),
+    heartbeatAt: numOrNull(r.heartbeat_at),
+    error: strOrNull(r.error),
+  };
+}
+
+export function toLog(r: SqlRow): LogRow & { id: string } {
+  return {
+    id: str(r.id),
+    runId: str(r.run_id),
+    url: str(r.url),
+    code: str(r.code),
+    attempts: num(r.attempts),
+    lastError: str(r.last_error),
+    final: bool(r.final),
+    at: num(r.at),
+  };
+}
+
+export function toResult(r: SqlRow): ResultRow {
+  return {
+    captureId: str(r.capture_id),
+    runId: str(r.run_id),
+    jobId: str(r.job_id),
+    url: str(r.url),
+    status: numOrNull(r.status),
+    data: parsed(r.data),
+    at: num(r.at),
+  };
+}
+
+export function toToken(r: SqlRow): TokenRow {
+  return {
+    id: str(r.id),
+    name: str(r.name),
+    scopes: JSON.parse(str(r.scopes)) as TokenScope[],
+    hash: str(r.hash),
+    createdAt: num(r.created_at),
+    revokedAt: numOrNull(r.revoked_at),
+    lastUsedAt: numOrNull(r.last_used_at),
+  };
+}

@@ -1,0 +1,91 @@
+import { AppError, StorageError } from '../../errors.js';
+import type {
+  JobRepository,
+  LogRepository,
+  MigrationReport,
+  ResultRepository,
+  RunRepository,
+  SqlStore,
+  TokenRepository,
+} from '../../ports/sql-store.js';
+import type { SqlDriver } from './driver.js';
+import { migrate } from './migrate.js';
+import type { Migration } from './migrations.js';
+import { MIGRATIONS } from './migrations.js';
+import type { StoreContext } from './repositories/context.js';
+import { jobRepository } from './repositories/jobs.js';
+import { logRepository } from './repositories/logs.js';
+import { resultRepository } from './repositories/results.js';
+import { runRepository } from './repositories/runs.js';
+import { tokenRepository } from './repositories/tokens.js';
+import type { Statements } from './statements.js';
+
+export interface DriverStoreOptions {
+  now?: () => number;
+  /** The schema history; tests pass longer ones. */
+  migrations?: readonly Migration[];
+}
+
+/**
+ * The SqlStore port over any driver: the repositories are written once (repositories/), the
+ * dialects differ only in their statements and drivers. Every call after close() is SQL_CLOSED.
+ */
+export class DriverSqlStore implements SqlStore {
+  readonly jobs: JobRepository;
+  readonly runs: RunRepository;
+  readonly logs: LogRepository;
+  readonly results: ResultRepository;
+  readonly tokens: TokenRepository;
+  private closing: Promise<void> | null = null;
+  private readonly now: () => number;
+  private readonly migrations: readonly Migration[];
+
+  constructor(
+    private readonly driver: SqlDriver,
+    private readonly sql: Statements,
+    options: DriverStoreOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.migrations = options.migrations ?? MIGRATIONS;
+    const ctx: StoreContext = { driver, sql, guard: (op, fn) => this.guard(op, fn) };
+    this.jobs = jobRepository(ctx);
+    this.runs = runRepository(ctx);
+    this.logs = logRepository(ctx);
+    this.results = resultRepository(ctx);
+    this.tokens = tokenRepository(ctx);
+  }
+
+  get dialect(): SqlDriver['dialect'] {
+    return this.driver.dialect;
+  }
+
+  migrate(): Promise<MigrationReport> {
+    return this.guard('migrate', () => migrate(this.driver, this.sql, this.now, this.migrations));
+  }
+
+  async ping(): Promise<boolean> {
+    if (this.closing) return false;
+    try {
+      await this.driver.all(this.sql.ping);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.driver.close();
+    return this.closing;
+  }
+
+  private async guard<T>(op: string, fn: () => Promise<T>): Promise<T> {
+    if (this.closing) {
+      throw new StorageError('SQL_CLOSED', `sql store (${this.driver.dialect}) ${op}: the store is closed`);
+    }
+    try {
+      return await fn();
+    } catch (err) {
+      throw err instanceof AppError ? err : this.driver.toError(err, op);
+    }
+  }
+}

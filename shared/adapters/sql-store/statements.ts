@@ -1,0 +1,92 @@
+/**
+ * The statements the store sends, as data: one set per dialect (ansi-statements.ts for SQLite and
+ * PostgreSQL, mssql-statements.ts for SQL Server). The repositories (repositories.ts) bind them
+ * with positional parameters in the order each comment gives, the same on every dialect.
+ */
+export interface RunListFilter {
+  /** Filter by job: binds the job id after the limit. */
+  job: boolean;
+  /** How many states to filter by (0: any); they bind after the job id. */
+  states: number;
+}
+
+/**
+ * How a result is written idempotently: one statement (`INSERT … ON CONFLICT DO UPDATE`), or, on
+ * SQL Server, an `UPDATE` holding a key-range lock and an `INSERT` when it touched no row, in the
+ * batch's transaction.
+ */
+export type UpsertStrategy =
+  { kind: 'single'; sql: string } | { kind: 'update-then-insert'; update: string; insert: string };
+
+export interface Statements {
+  ping: string;
+  /** Creates the version table when it is missing. */
+  versionTable: string;
+  versionSelect: string;
+  /** version, description, applied_at */
+  versionInsert: string;
+
+  /** id, name, settings, created_at, updated_at */
+  jobInsert: string;
+  /** id */
+  jobGet: string;
+  /** cursor created_at, cursor id, limit: oldest first */
+  jobList: string;
+  /** id, set name (0/1), name, set settings (0/1), settings, updated_at */
+  jobUpdate: string;
+  /** id */
+  jobDelete: string;
+
+  /** every run column, in RUN_COLUMNS order */
+  runInsert: string;
+  /** id */
+  runGet: string;
+  /** cursor created_at, cursor id, limit, [job id], [states…]: newest first */
+  runList(filter: RunListFilter): string;
+  /**
+   * id, to, then for started_at, ended_at, error, scheduler_id, heartbeat_at each a (0/1, value)
+   * pair, then the `from` states.
+   */
+  runTransition(fromCount: number): string;
+  /** id, done, failed, queued, in_flight, pages_per_second, scheduler_id, heartbeat_at */
+  runReport: string;
+
+  /** run_id, url, code, attempts, last_error, final, at */
+  logInsert: string;
+  /** run_id, cursor id, limit */
+  logList: string;
+  logListFinal: string;
+
+  /** capture_id, run_id, job_id, url, status, data, at */
+  resultUpsert: UpsertStrategy;
+  /** run_id, cursor at, cursor capture_id, limit */
+  resultList: string;
+
+  /** id, name, scopes, hash, created_at, revoked_at, last_used_at */
+  tokenInsert: string;
+  /** hash */
+  tokenFindByHash: string;
+  /** cursor created_at, cursor id, limit */
+  tokenList: string;
+  /** id, at */
+  tokenRevoke: string;
+  /** id, at */
+  tokenTouch: string;
+}
+
+export const JOB_COLUMNS = 'id, name, settings, created_at, updated_at';
+export const RUN_COLUMNS =
+  'id, job_id, state, settings, done, failed, queued, in_flight, pages_per_second, created_at, started_at, ended_at, scheduler_id, heartbeat_at, error';
+export const LOG_COLUMNS = 'id, run_id, url, code, attempts, last_error, final, at';
+export const RESULT_COLUMNS = 'capture_id, run_id, job_id, url, status, data, at';
+export const TOKEN_COLUMNS = 'id, name, scopes, hash, created_at, revoked_at, last_used_at';
+
+export const VERSION_TABLE = 'ackcrawl_schema_version';
+
+/** The most `from` states a transition names, and states a run list filters by. */
+export const MAX_STATES = 6;
+
+/** `placeholder(1) … placeholder(count)` shifted by `first - 1`, comma-separated. */
+export function placeholderList(placeholder: (n: number) => string, first: number, count: number): string {
+  return Array.from({ length: count }, (_, i) => placeholder(first + i)).join(', ');
+}

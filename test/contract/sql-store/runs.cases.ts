@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import type { RunState } from '../../../shared/ports/sql-store.js';
+import type { DefineCase } from '../sql-store.contract.js';
+import { allPages, job, rejectsWith, run } from './expect.js';
+
+export function runCases(define: DefineCase): void {
+  define('runs: create and get keep every field, counters and the settings snapshot', async ({ store }) => {
+    const j = await store.jobs.create(job({ settings: { maxPages: 1 } }));
+    const r = run(j.id, {
+      id: 'r1',
+      settings: { maxPages: 2, seeds: ['http://ü.example/'] },
+      counters: { done: 5, failed: 2, queued: 9, inFlight: 3, pagesPerSecond: 12.75 },
+      createdAt: 1_700_000_000_123,
+    });
+    assert.deepEqual(await store.runs.create(r), r);
+    assert.deepEqual(await store.runs.get('r1'), r);
+    assert.equal(await store.runs.get('nope'), null);
+    // A later edit of the job leaves the run's snapshot alone.
+    await store.jobs.update(j.id, { settings: { maxPages: 99 }, updatedAt: 2 });
+    assert.deepEqual((await store.runs.get('r1'))?.settings, r.settings);
+    await rejectsWith(store.runs.create(run(j.id, { id: 'r1' })), 'SQL_CONFLICT', { field: 'id' });
+    await rejectsWith(store.runs.create(run(j.id, { state: 'sleeping' as RunState })), 'SQL_INVALID_VALUE', {
+      field: 'state',
+    });
+  });
+
+  define(
+    'runs: transition is compare-and-set; a wrong `from` or an unknown id gives null',
+    async ({ store }) => {
+      await store.runs.create(run('j', { id: 'cas', state: 'queued' }));
+      const started = await store.runs.transition('cas', ['queued'], 'running', {
+        startedAt: 100,
+        schedulerId: 's1',
+        heartbeatAt: 100,
+      });
+      assert.equal(started?.state, 'running');
+      assert.equal(started?.startedAt, 100);
+      assert.equal(started?.schedulerId, 's1');
+      assert.equal(started?.heartbeatAt, 100);
+      assert.equal(started?.endedAt, null);
+
+      assert.equal(await store.runs.transition('cas', ['queued'], 'running'), null);
+      assert.equal(await store.runs.transition('cas', ['paused', 'cancelled'], 'running'), null);
+      assert.equal(await store.runs.transition('cas', [], 'running'), null);
+      assert.equal(await store.runs.transition('missing', ['queued', 'running'], 'paused'), null);
+      assert.equal((await store.runs.get('cas'))?.state, 'running');
+
+      const paused = await store.runs.transition('cas', ['running', 'queued'], 'paused');
+      assert.equal(paused?.state, 'paused');
+      assert.equal(paused?.startedAt, 100, 'fields not in the patch stay');
+      const failed = await store.runs.transition('cas', ['paused'], 'failed', {
+        endedAt: 200,
+        error: 'scheduler lost',
+        schedulerId: null,
+      });
+      assert.deepEqual(
+        {
+          state: failed?.state,
+          endedAt: failed?.endedAt,
+          error: failed?.error,
+          schedulerId: failed?.schedulerId,
+        },
+        { state: 'failed', endedAt: 200, error: 'scheduler lost', schedulerId: null },
+      );
+      const cleared = await store.runs.transition('cas', ['failed'], 'queued', {
+        error: null,
+        endedAt: null,
+      });
+      assert.equal(cleared?.error, null);
+      assert.equal(cleared?.endedAt, null);
+    },
+  );
+
+  define('runs: concurrent transitions from the same state: exactly one wins', async ({ store, another }) => {
+    await store.runs.create(run('j', { id: 'race', state: 'running' }));
+    const other = await another();
+    const results = await Promise.all([
+      store.runs.transition('race', ['running'], 'cancelled', { endedAt: 1 }),
+      other.runs.transition('race', ['running'], 'succeeded', { endedAt: 2 }),
+      store.runs.transition('race', ['running'], 'failed', { endedAt: 3 }),
+    ]);
+    const winners = results.filter((r) => r !== null);
+    assert.equal(winners.length, 1);
+    assert.equal((await store.runs.get('race'))?.state, winners[0]?.state);
+  });
+
+  define('runs: listed newest first, filtered by job and by states, paged', async ({ store }) => {
+    const states: RunState[] = ['queued', 'running', 'paused', 'succeeded', 'failed', 'cancelled'];
+    for (let i = 0; i < 12; i += 1) {
+      await store.runs.create(
+        run(i % 2 === 0 ? 'even' : 'odd', {
+          id: `r${String(i).padStart(2, '0')}`,
+          state: states[i % 6] ?? 'queued',
+          createdAt: 100 + Math.floor(i / 2),
+        }),
+      );
+    }
+    const all = await allPages((after) => store.runs.list({ limit: 5, after }));
+    assert.deepEqual(
+      all.pages.map((p) => p.length),
+      [5, 5, 2],
+    );
+    assert.deepEqual(
+      all.items.map((r) => r.id),
+      ['r11', 'r10', 'r09', 'r08', 'r07', 'r06', 'r05', 'r04', 'r03', 'r02', 'r01', 'r00'],
+    );
+    const even = await allPages((after) => store.runs.list({ jobId: 'even', limit: 2, after }));
+    assert.deepEqual(
+      even.items.map((r) => r.id),
+      ['r10', 'r08', 'r06', 'r04', 'r02', 'r00'],
+    );
+    const active = await store.runs.list({ states: ['running', 'paused'] });
+    assert.deepEqual(
+      active.items.map((r) => r.id),
+      ['r08', 'r07', 'r02', 'r01'],
+    );
+    const evenActive = await store.runs.list({ jobId: 'even', states: ['queued', 'paused', 'queued'] });
+    assert.deepEqual(
+      evenActive.items.map((r) => r.id),
+      ['r08', 'r06', 'r02', 'r00'],
+    );
+    assert.deepEqual((await store.runs.list({ states: [] })).items, []);
+    assert.deepEqual((await store.runs.list({ jobId: 'nobody' })).items, []);
+    assert.equal((await store.runs.list({ states: [...states] })).items.length, 12);
+  });
+
+  define(
+    'runs: report sets counters and heartbeat in one batch; unknown ids are ignored',
+    async ({ store }) => {
+      await store.runs.create(run('j', { id: 'a', state: 'running' }));
+      await store.runs.create(run('j', { id: 'b', state: 'running' }));
+      await store.runs.report([
+        {
+          id: 'a',
+          schedulerId: 's1',
+          counters: { done: 10, failed: 1, queued: 4, inFlight: 2, pagesPerSecond: 3.25 },
+          at: 500,
+        },
+        {
+          id: 'ghost',
+          schedulerId: 's1',
+          counters: { done: 1, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0 },
+          at: 500,
+        },
+        {
+          id: 'b',
+          schedulerId: 's2',
+          counters: { done: 7, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0 },
+          at: 501,
+        },
+      ]);
+      const a = await store.runs.get('a');
+      assert.deepEqual(a?.counters, { done: 10, failed: 1, queued: 4, inFlight: 2, pagesPerSecond: 3.25 });
+      assert.equal(a?.schedulerId, 's1');
+      assert.equal(a?.heartbeatAt, 500);
+      assert.equal(a?.state, 'running');
+      assert.equal((await store.runs.get('b'))?.counters.done, 7);
+      assert.equal(await store.runs.get('ghost'), null);
+      await store.runs.report([]);
+    },
+  );
+}

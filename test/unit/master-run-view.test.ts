@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { RUN_ACTIONS } from '../../master/api/run-actions.js';
+import { shownState, storedStatesFor } from '../../master/api/run-view.js';
+import { scopeAllows } from '../../master/api/auth/scopes.js';
+import { generateSecret, hashSecret, sameHash } from '../../master/api/auth/secrets.js';
+import type { RunRow } from '../../shared/ports/sql-store.js';
+
+const STALE = 15_000;
+const NOW = 1_000_000;
+
+describe('a run as the master shows it', () => {
+  test('running only while its scheduler reports within the bound', () => {
+    const run = { state: 'running' as const, schedulerId: 's1', heartbeatAt: NOW - STALE };
+    assert.deepEqual(shownState(run, NOW, STALE), { state: 'running', waiting: null });
+    const quiet = shownState({ ...run, heartbeatAt: NOW - STALE - 1 }, NOW, STALE);
+    assert.equal(quiet.state, 'queued');
+    assert.match(quiet.waiting ?? '', /scheduler s1 last reported 15 s ago \(more than 15 s\)/);
+    const never = shownState({ ...run, schedulerId: null, heartbeatAt: null }, NOW, STALE);
+    assert.equal(never.state, 'queued');
+    assert.match(never.waiting ?? '', /its scheduler has never reported/);
+  });
+
+  test('other states are shown as stored; queued says it waits', () => {
+    for (const state of ['paused', 'succeeded', 'failed', 'cancelled'] as const) {
+      assert.deepEqual(shownState({ state, schedulerId: null, heartbeatAt: null }, NOW, STALE), {
+        state,
+        waiting: null,
+      });
+    }
+    assert.match(
+      shownState({ state: 'queued', schedulerId: null, heartbeatAt: null }, NOW, STALE).waiting ?? '',
+      /no scheduler/,
+    );
+  });
+
+  test('a filter on shown queued also reads stored running (those may be shown queued)', () => {
+    assert.deepEqual(storedStatesFor(['queued']).sort(), ['queued', 'running']);
+    assert.deepEqual(storedStatesFor(['running']), ['running']);
+    assert.deepEqual(storedStatesFor(['paused', 'cancelled']), ['paused', 'cancelled']);
+  });
+
+  test('the command rules: resume needs paused, and goes back to where the run was', () => {
+    assert.deepEqual(RUN_ACTIONS.resume.from, ['paused']);
+    assert.ok(!RUN_ACTIONS.pause.from.includes('cancelled'));
+    assert.ok(!RUN_ACTIONS.cancel.from.includes('succeeded'));
+    const paused = { startedAt: null } as RunRow;
+    assert.equal(RUN_ACTIONS.resume.to(paused), 'queued');
+    assert.equal(RUN_ACTIONS.resume.to({ ...paused, startedAt: 5 }), 'running');
+  });
+});
+
+describe('tokens', () => {
+  test('scopes include the ones below them', () => {
+    assert.ok(scopeAllows(['admin'], 'read'));
+    assert.ok(scopeAllows(['admin'], 'operate'));
+    assert.ok(scopeAllows(['operate'], 'read'));
+    assert.ok(!scopeAllows(['operate'], 'admin'));
+    assert.ok(!scopeAllows(['read'], 'operate'));
+    assert.ok(!scopeAllows([], 'read'));
+  });
+
+  test('secrets are random, hashed with SHA-256, compared by digest', () => {
+    const a = generateSecret();
+    const b = generateSecret();
+    assert.notEqual(a, b);
+    assert.match(a, /^ackp_[A-Za-z0-9_-]{43}$/);
+    assert.equal(hashSecret('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    assert.ok(sameHash(hashSecret(a), hashSecret(a)));
+    assert.ok(!sameHash(hashSecret(a), hashSecret(b)));
+    assert.ok(!sameHash(hashSecret(a), 'short'), 'not a digest');
+  });
+});
