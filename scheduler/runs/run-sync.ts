@@ -60,16 +60,26 @@ export class RunSync {
 
   /** Subscribes to run commands and syncs once (resolves after that first sync). */
   async start(): Promise<void> {
-    const { control, logger } = this.deps;
-    try {
-      this.subscription = await control.subscribe(() => this.wake());
-    } catch (err) {
-      // Commands only wake us early: without them, the periodic sync still follows SQL.
-      logger.warn({ err }, 'run commands unavailable; following SQL by polling only');
-    }
+    await this.subscribe();
     await this.wake();
-    this.timers.push(setInterval(() => void this.wake(), this.deps.syncIntervalMs ?? 3_000));
+    this.timers.push(
+      setInterval(() => {
+        if (this.subscription === null) void this.subscribe();
+        void this.wake();
+      }, this.deps.syncIntervalMs ?? 3_000),
+    );
     this.timers.push(setInterval(() => void this.report(), this.deps.reportIntervalMs ?? 1_000));
+  }
+
+  /** Commands only wake the sync early: without them (broker down), the periodic sync follows SQL. */
+  private async subscribe(): Promise<void> {
+    try {
+      const subscription = await this.deps.control.subscribe(() => this.wake());
+      if (this.closed) await subscription.close();
+      else this.subscription = subscription;
+    } catch (err) {
+      this.failed(err, 'subscribing to run commands (following SQL by polling meanwhile)');
+    }
   }
 
   /**
