@@ -76,8 +76,11 @@ export const schedulerConfigSchema = z.object({
     .default(DEFAULT_RUN_CONTROL_EXCHANGE),
   /** How often SQL is read for the runs to serve, commands or not. */
   runSyncIntervalMs: field.int(100).default(3_000),
-  /** How often the served runs' counters and heartbeat go to SQL. */
-  runReportIntervalMs: field.int(100).default(1_000),
+  /**
+   * How often the served runs' counters and heartbeat go to SQL (the master's setting of the same
+   * name says how often it expects them: keep the master's at least this).
+   */
+  runHeartbeatMs: field.int(100).default(1_000),
   ...kafkaSettingsSchema.shape,
   ...s3SettingsSchema.shape,
   /**

@@ -35,7 +35,7 @@ type ControlPlaneConfig = Pick<
   | 'amqpUrl'
   | 'runControlExchange'
   | 'runSyncIntervalMs'
-  | 'runReportIntervalMs'
+  | 'runHeartbeatMs'
 >;
 
 /**
@@ -75,7 +75,7 @@ export async function openControlPlane(config: ControlPlaneConfig, logger: Logge
         schedulerId,
         logger: logger.child({ module: 'run-sync', schedulerId }),
         syncIntervalMs: config.runSyncIntervalMs,
-        reportIntervalMs: config.runReportIntervalMs,
+        reportIntervalMs: config.runHeartbeatMs,
       });
       await sync.start();
     },

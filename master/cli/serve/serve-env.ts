@@ -28,6 +28,8 @@ export function serveEnv(options: ServeOptions, env: NodeJS.ProcessEnv = process
     ACKCRAWL_RUN_CONTROL: frontier === 'rabbitmq' ? 'rabbitmq' : 'local',
     // Without a broker between them the scheduler reads SQL often: a command waits at most this.
     ...(frontier === 'rabbitmq' ? {} : { ACKCRAWL_RUN_SYNC_INTERVAL_MS: '500' }),
+    // Schedulers report every second and the master expects it: a dead scheduler shows in 3 s.
+    ACKCRAWL_RUN_HEARTBEAT_MS: '1000',
     ...env,
     ACKCRAWL_DATA_DIR: dataDir,
     ACKCRAWL_SERVE_RUNS: 'true',
