@@ -40,7 +40,12 @@ export function sqlStoreContract(
   makeHarness: () => Promise<SqlStoreHarness>,
   options: { skip?: string } = {},
 ): void {
-  describe(`${name}: sql store contract`, options.skip === undefined ? {} : { skip: options.skip }, () => {
+  if (options.skip !== undefined) {
+    // One skipped test, so the run's summary counts it (a skipped describe counts as a pass).
+    it(`${name}: sql store contract`, { skip: options.skip }, () => undefined);
+    return;
+  }
+  describe(`${name}: sql store contract`, () => {
     let harness: SqlStoreHarness | undefined;
     before(async () => {
       harness = await makeHarness();
