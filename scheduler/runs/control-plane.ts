@@ -8,7 +8,7 @@ import type { LogRow, SqlStore } from '../../shared/ports/sql-store.js';
 import type { SchedulerConfig } from '../config.js';
 import { FailureLog } from './failure-log.js';
 import type { RunHost } from './run-host.js';
-import { RunSync } from './run-sync.js';
+import { RunSync, type RunSyncDeps } from './run-sync.js';
 import { schedulerIdFor } from './scheduler-id.js';
 
 /** The scheduler's link to the master: the SQL store, run commands, the failure log. */
@@ -18,7 +18,7 @@ export interface ControlPlane {
   /** For the scheduler's settler (SettlerOptions.onFailure): hands a row on, never waits. */
   readonly logFailure: (row: LogRow) => void;
   /** Starts serving what SQL says on `host` (resolves after the first sync). */
-  serve(host: RunHost): Promise<void>;
+  serve(host: RunHost, frontier?: RunSyncDeps['frontier']): Promise<void>;
   /** Stops following SQL (before the host closes: nothing is started on a closing host). */
   stopServing(): Promise<void>;
   /** Stops the sync, writes the failure log out, closes the store and run control; safe twice. */
@@ -67,8 +67,9 @@ export async function openControlPlane(config: ControlPlaneConfig, logger: Logge
     schedulerId,
     store,
     logFailure: (row) => failures.add(row),
-    async serve(host) {
+    async serve(host, frontier) {
       sync = new RunSync({
+        ...(frontier ? { frontier } : {}),
         store,
         control,
         host,

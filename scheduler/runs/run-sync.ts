@@ -3,6 +3,7 @@ import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { RunControl, RunControlSubscription } from '../../shared/ports/run-control.js';
 import type { RunRow, SqlStore } from '../../shared/ports/sql-store.js';
+import type { Frontier } from '../../shared/ports/frontier.js';
 import type { RunFinished, RunHost } from './run-host.js';
 import { isOpen, OPEN_RUN_STATES, planSync, type HostedRun, type SyncAction } from './sync-plan.js';
 
@@ -14,6 +15,11 @@ export interface RunSyncDeps {
   schedulerId: string;
   logger: Logger;
   clock?: () => number;
+  /**
+   * The frontier's own list of runs: at start, a run that SQL holds cancelled but the frontier
+   * does not (cancelled while no scheduler ran) is cancelled there, so its queued work goes.
+   */
+  frontier?: Pick<Frontier, 'runs' | 'cancelRun'>;
   /** How often SQL is read even without a command (commands only wake the sync). Default 3 s. */
   syncIntervalMs?: number;
   /** How often counters and the heartbeat of served runs go to SQL. Default 1 s. */
@@ -61,6 +67,9 @@ export class RunSync {
   /** Subscribes to run commands and syncs once (resolves after that first sync). */
   async start(): Promise<void> {
     await this.subscribe();
+    await this.cancelMissed().catch((err: unknown) =>
+      this.failed(err, 'cancelling runs cancelled meanwhile'),
+    );
     await this.wake();
     this.timers.push(
       setInterval(() => {
@@ -69,6 +78,20 @@ export class RunSync {
       }, this.deps.syncIntervalMs ?? 3_000),
     );
     this.timers.push(setInterval(() => void this.report(), this.deps.reportIntervalMs ?? 1_000));
+  }
+
+  /** Runs cancelled in SQL while no scheduler served them: cancelled in the frontier too. */
+  private async cancelMissed(): Promise<void> {
+    const { frontier, store, logger } = this.deps;
+    if (!frontier) return;
+    for (const { runId, state } of await frontier.runs()) {
+      if (state === 'cancelled') continue;
+      // Runs SQL does not know (the single crawl of `ackcrawl crawl`) are not the master's to end.
+      const row = await store.runs.get(runId);
+      if (row?.state !== 'cancelled') continue;
+      const removed = await frontier.cancelRun(runId);
+      logger.info({ runId, removed }, 'run cancelled while no scheduler served it: its queued work removed');
+    }
   }
 
   /** Commands only wake the sync early: without them (broker down), the periodic sync follows SQL. */

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { RunSync } from '../../scheduler/runs/run-sync.js';
 import type { RunFinished, RunHost, RunReport, RunSpec } from '../../scheduler/runs/run-host.js';
 import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
+import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
 import { createLocalRunControl } from '../../shared/adapters/run-control/local-run-control.js';
 import type { CrawlSettings } from '../../shared/crawl-settings/index.js';
 import { silentLogger } from '../../shared/logger.js';
@@ -105,8 +106,10 @@ describe('RunSync against the SQLite store', () => {
     host: RunHost,
     schedulerId = 'sched-a',
     syncIntervalMs = 60_000,
+    frontier?: ConstructorParameters<typeof RunSync>[0]['frontier'],
   ): Promise<RunSync> {
     const sync = new RunSync({
+      ...(frontier ? { frontier } : {}),
       store,
       control,
       host,
@@ -297,5 +300,35 @@ describe('RunSync against the SQLite store', () => {
     const ended = (await stored(run.id)).endedAt;
     await Promise.all(syncs.map((sync) => sync.wake()));
     assert.equal((await stored(run.id)).endedAt, ended, 'the second end changed nothing');
+  });
+
+  test('a run cancelled in SQL while no scheduler ran has its queued work removed from the frontier at start', async () => {
+    const frontier = openSqliteFrontier({ path: join(dir, 'frontier.sqlite') });
+    try {
+      const cancelled = await createRun();
+      const open = await createRun();
+      const task = (runId: string, url: string) => ({
+        runId,
+        url,
+        host: '127.0.0.1:9',
+        depth: 0,
+        priority: 0,
+        parentUrl: null,
+      });
+      await frontier.push([
+        task(cancelled.id, 'http://127.0.0.1:9/a'),
+        task(open.id, 'http://127.0.0.1:9/b'),
+        task('default', 'http://127.0.0.1:9/c'),
+      ]);
+      await store.runs.transition(cancelled.id, ['queued'], 'cancelled', { endedAt: Date.now() });
+      await startSync(new RecordingHost(), 'sched-a', 60_000, frontier);
+      const states = new Map((await frontier.runs()).map((r) => [r.runId, r.state]));
+      assert.equal(states.get(cancelled.id), 'cancelled');
+      assert.equal(states.get(open.id), 'active');
+      assert.equal(states.get('default'), 'active', 'a run SQL does not know is left alone');
+      assert.equal((await frontier.stats(cancelled.id)).ready, 0);
+    } finally {
+      await frontier.close();
+    }
   });
 });
