@@ -12,7 +12,7 @@ export interface EndpointSettings extends ConnectionLimits {
   /** Time for a request's headers to arrive (slowloris), and for the whole request. */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
-  /** Host names answered besides the defaults (scheduler/http/request-guards.ts). */
+  /** Host names answered besides the defaults (shared/http/request-guards.ts). */
   allowedHosts: readonly string[];
 }
 

@@ -1,12 +1,18 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { LATEST_VERSION, MIGRATIONS } from '../../shared/adapters/sql-store/migrations.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
 import { sqlStoreContract } from './sql-store.contract.js';
 import { job, rejectsWith } from './sql-store/expect.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const CHILD = fileURLToPath(new URL('../helpers/sql-migrate-child.js', import.meta.url));
 
 sqlStoreContract('sqlite sql store', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-sql-'));
@@ -47,6 +53,38 @@ describe('sqlite sql store: adapter specifics', () => {
       const again = await openSqlStore(`sqlite:${path}`);
       assert.equal((await again.jobs.get('j'))?.id, 'j');
       await again.close();
+    }));
+
+  it('two processes migrating one new file at the same moment: each migration applies once', () =>
+    withDir(async (dir) => {
+      const url = `sqlite:${join(dir, 'ackcrawl.db')}`;
+      const go = join(dir, 'go');
+      const children = [0, 1].map(() => {
+        const child = spawn(process.execPath, [CHILD, url, go], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+        return { child, output: () => out, exited };
+      });
+      try {
+        await waitFor(() => children.every((c) => c.output().startsWith('ready\n')), { timeoutMs: 15_000 });
+        writeFileSync(go, '');
+        const codes = await Promise.all(children.map((c) => c.exited));
+        assert.deepEqual(codes, [0, 0]);
+        const reports = children.map(
+          (c) => JSON.parse(c.output().split('\n')[1] ?? 'null') as { version: number; applied: number[] },
+        );
+        assert.deepEqual(
+          reports.map((r) => r.version),
+          [LATEST_VERSION, LATEST_VERSION],
+        );
+        assert.deepEqual(
+          reports.flatMap((r) => r.applied).sort((a, b) => a - b),
+          MIGRATIONS.map((m) => m.version),
+        );
+      } finally {
+        for (const c of children) if (c.child.exitCode === null) c.child.kill('SIGKILL');
+      }
     }));
 
   it('waits for another process holding the write lock, then reports SQL_BUSY (retriable)', () =>

@@ -1,4 +1,9 @@
-import { mergeCrawlSettings, type CrawlSettings } from '../../../shared/crawl-settings/index.js';
+import {
+  CrawlSettingsSchema,
+  mergeCrawlSettings,
+  settingsProblems,
+  type CrawlSettings,
+} from '../../../shared/crawl-settings/index.js';
 import { AppError } from '../../../shared/errors.js';
 import type { JobRow } from '../../../shared/ports/sql-store.js';
 import type { MasterAppDeps } from '../deps.js';
@@ -6,6 +11,7 @@ import { route, type RouteSpec } from '../route-spec.js';
 import { idParams, pageOf, pageQuery } from '../schemas/common.js';
 import { jobCreateSchema, jobPatchSchema, jobSchema, jobView } from '../schemas/job.js';
 import { isConflict } from '../store-errors.js';
+import { invalidRequest } from '../validation.js';
 
 const ACTIVE = ['queued', 'running', 'paused'] as const;
 
@@ -98,7 +104,13 @@ export function jobRoutes(deps: MasterAppDeps): RouteSpec[] {
       async handle({ params, body }) {
         const job = await requireJob(deps, params.id);
         const { name, ...patch } = body;
-        const settings = mergeCrawlSettings(job.settings as CrawlSettings, patch);
+        // The whole is validated again: a job saved by an older version gets the new defaults, and
+        // a rule across fields sees the merged values.
+        const merged = CrawlSettingsSchema.safeParse(
+          mergeCrawlSettings(job.settings as CrawlSettings, patch),
+        );
+        if (!merged.success) throw invalidRequest(settingsProblems(merged.error));
+        const settings = merged.data;
         try {
           const row = await store.jobs.update(job.id, {
             ...(name === undefined ? {} : { name }),

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { field } from '../shared/config/load.js';
+import { sqlSettingsSchema } from '../shared/config/sql-settings.js';
+import { hostPatternSchema } from '../shared/url/host-patterns.js';
+
+/** The master's settings; each key can be set as ACKCRAWL_<KEY> (e.g. ACKCRAWL_MASTER_PORT). */
+export const masterConfigSchema = z
+  .object({
+    masterHost: z.string().min(1).default('127.0.0.1'),
+    masterPort: field.int().max(65535).default(8600),
+    /** Host names answered besides loopback ones (and, off loopback, IPs and this host's name). */
+    allowedHosts: field
+      .list()
+      .pipe(z.array(z.union([z.literal('*'), hostPatternSchema])))
+      .default([]),
+    /** The master's files (admin-token, the SQLite store unless sqlUrl says otherwise). */
+    dataDir: z.string().min(1).default('./ackcrawl-data'),
+    /** sqlUrl (sqlite:PATH, postgres://…, mssql://…; absent: SQLite in dataDir) and sqlCaFile. */
+    ...sqlSettingsSchema.shape,
+    /** The bootstrap admin token; absent: the one in <dataDir>/admin-token, created at first start. */
+    adminToken: z.string().min(16).optional(),
+    /** How commands reach schedulers: a RabbitMQ fanout exchange, or nowhere but this process. */
+    runControl: z.enum(['rabbitmq', 'local']).default('rabbitmq'),
+    amqpUrl: z
+      .string()
+      .regex(/^amqps?:\/\//, 'an amqp:// or amqps:// URL')
+      .default('amqp://guest:guest@127.0.0.1:5672'),
+    runControlExchange: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,200}$/)
+      .default('ackcrawl.run-control'),
+    /** How often schedulers report a run; a run not reported for runStaleHeartbeats of them is not shown running. */
+    runHeartbeatMs: field.int(100).default(5_000),
+    runStaleHeartbeats: field.int(1).default(3),
+    /** Schedulers' HTTP APIs asked "why not yet?" (http://host:port, comma- or space-separated). */
+    schedulerApis: field.list(z.url({ protocol: /^https?$/ })).default([]),
+    /** The cluster token those APIs take; absent: <dataDir>/token if a scheduler wrote one there. */
+    schedulerToken: z.string().min(16).optional(),
+    /** PEM files: with both, the listener speaks HTTPS. */
+    tlsCert: z.string().min(1).optional(),
+    tlsKey: z.string().min(1).optional(),
+    maxBodyBytes: field.int(1024).default(1024 * 1024),
+    headersTimeoutMs: field.int(100).default(10_000),
+    requestTimeoutMs: field.int(100).default(30_000),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine((config, ctx) => {
+    if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [config.tlsCert === undefined ? 'tlsCert' : 'tlsKey'],
+        message: 'TLS needs both ACKCRAWL_TLS_CERT and ACKCRAWL_TLS_KEY',
+      });
+    }
+    if (config.headersTimeoutMs > config.requestTimeoutMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['headersTimeoutMs'],
+        message: 'must not exceed requestTimeoutMs',
+      });
+    }
+  });
+
+export type MasterConfig = z.infer<typeof masterConfigSchema>;

@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { readTokenFile } from '../shared/config/cluster-token.js';
+import { loadConfig } from '../shared/config/load.js';
+import { defaultSqlStoreUrl } from '../shared/config/sql-settings.js';
+import { openSqlStore } from '../shared/adapters/sql-store/open.js';
+import { createLocalRunControl } from '../shared/adapters/run-control/local-run-control.js';
+import { openRabbitRunControl } from '../shared/adapters/run-control/rabbit-run-control.js';
+import { AppError, ConfigError } from '../shared/errors.js';
+import { answerClientErrors } from '../shared/http/client-errors.js';
+import { createHostPolicy, isLoopbackAddress } from '../shared/http/request-guards.js';
+import { exitOnFault } from '../shared/lifecycle/faults.js';
+import { isEntryPoint, onShutdownSignal } from '../shared/lifecycle/signals.js';
+import { createLogger, type Logger } from '../shared/logger.js';
+import type { RoleIpcMessage } from '../shared/protocol/ipc.js';
+import { createSchedulerWhy } from './adapters/scheduler-why.js';
+import { createMasterApp } from './api/app.js';
+import { bootstrapAdminToken } from './api/auth/bootstrap-admin.js';
+import { masterConfigSchema, type MasterConfig } from './config.js';
+
+function tell(message: RoleIpcMessage): void {
+  process.send?.(message);
+}
+
+function readPem(path: string, key: 'tlsCert' | 'tlsKey'): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    const env = key === 'tlsCert' ? 'ACKCRAWL_TLS_CERT' : 'ACKCRAWL_TLS_KEY';
+    throw new ConfigError([
+      `${key} (${env}): ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    ]);
+  }
+}
+
+export interface MasterHandle {
+  url: string;
+  /** Stops taking requests, lets answers in flight finish, closes run control and the store; once. */
+  close(): Promise<void>;
+}
+
+/** The master role (`ackcrawl master`): started, and closed cleanly on SIGTERM or SIGINT. */
+export async function main(env: Record<string, string | undefined> = process.env): Promise<void> {
+  const config = loadConfig(masterConfigSchema, env);
+  const logger = createLogger({ name: 'master', level: config.logLevel });
+  exitOnFault(logger);
+  const master = await startMaster(config, logger);
+  onShutdownSignal(logger, () => master.close());
+}
+
+/**
+ * Composition root of the master: SQL store, bootstrap admin token, run control, and the
+ * management API on its listener (HTTPS when given a certificate and key).
+ */
+export async function startMaster(
+  config: MasterConfig,
+  logger: Logger,
+  out: NodeJS.WritableStream = process.stdout,
+): Promise<MasterHandle> {
+  const tls =
+    config.tlsCert !== undefined && config.tlsKey !== undefined
+      ? { cert: readPem(config.tlsCert, 'tlsCert'), key: readPem(config.tlsKey, 'tlsKey') }
+      : null;
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const store = await openSqlStore(config.sqlUrl ?? defaultSqlStoreUrl(config.dataDir), {
+    logger,
+    ...(config.sqlCaFile === undefined ? {} : { caFile: config.sqlCaFile }),
+  });
+  const closing: (() => Promise<void>)[] = [() => store.close()];
+  const closeAll = async (): Promise<void> => {
+    for (const close of closing.reverse())
+      await close().catch((err: unknown) => logger.warn({ err }, 'close failed'));
+  };
+  try {
+    const admin = await bootstrapAdminToken({
+      tokens: store.tokens,
+      dataDir: config.dataDir,
+      configured: config.adminToken,
+      now: Date.now,
+      newId: randomUUID,
+      logger,
+    });
+    if (admin.source === 'created') {
+      // Printed this once; afterwards it is only in the file (0600).
+      out.write(`ackcrawl master: admin token (kept in ${admin.path}, mode 0600): ${admin.secret}\n`);
+    }
+    logger.info(
+      { source: admin.source, path: admin.source === 'config' ? undefined : admin.path },
+      'admin token ready',
+    );
+    const runControl =
+      config.runControl === 'rabbitmq'
+        ? await openRabbitRunControl({ url: config.amqpUrl, exchange: config.runControlExchange, logger })
+        : createLocalRunControl(logger);
+    closing.push(() => runControl.close());
+    const app = createMasterApp({
+      store,
+      runControl,
+      why: createSchedulerWhy({
+        apis: config.schedulerApis,
+        token: config.schedulerToken ?? readTokenFile(config.dataDir),
+        logger,
+      }),
+      clock: { now: Date.now },
+      newId: randomUUID,
+      logger,
+      options: {
+        hosts: createHostPolicy({
+          listenHost: config.masterHost,
+          allowedHosts: config.allowedHosts,
+          service: 'master',
+        }),
+        staleAfterMs: config.runHeartbeatMs * config.runStaleHeartbeats,
+        maxBodyBytes: config.maxBodyBytes,
+      },
+    });
+    const server: Server = tls ? createHttpsServer(tls, app.callback()) : createHttpServer(app.callback());
+    server.headersTimeout = config.headersTimeoutMs;
+    server.requestTimeout = config.requestTimeoutMs;
+    answerClientErrors(server);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.masterPort, config.masterHost, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    closing.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          // Idle keep-alive sockets now, busy ones once their answer is out.
+          server.closeIdleConnections();
+          setTimeout(() => server.closeAllConnections(), 2_000).unref();
+        }),
+    );
+    const { port } = server.address() as AddressInfo;
+    const host = config.masterHost.includes(':') ? `[${config.masterHost}]` : config.masterHost;
+    const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
+    logger.info({ url, tls: tls !== null, runControl: config.runControl }, 'master listening');
+    if (!tls && !isLoopbackAddress(config.masterHost)) {
+      logger.warn(
+        { masterHost: config.masterHost },
+        'listening beyond loopback without TLS: bearer tokens cross the network in clear; set ACKCRAWL_TLS_CERT and ACKCRAWL_TLS_KEY',
+      );
+    }
+    tell({ type: 'listening', url });
+    let stopping: Promise<void> | null = null;
+    return { url, close: () => (stopping ??= closeAll()) };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+if (isEntryPoint(import.meta.url)) {
+  main().catch((err: unknown) => {
+    const code = err instanceof AppError ? err.code : 'INTERNAL';
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`ackcrawl master: ${message}\n`);
+    tell({ type: 'fatal', code, message });
+    process.exit(err instanceof ConfigError ? 2 : 1);
+  });
+}

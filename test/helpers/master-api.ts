@@ -1,0 +1,206 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type Koa from 'koa';
+import { createMasterApp } from '../../master/api/app.js';
+import { bootstrapAdminToken } from '../../master/api/auth/bootstrap-admin.js';
+import type { SchedulerWhy } from '../../master/api/deps.js';
+import { createLocalRunControl } from '../../shared/adapters/run-control/local-run-control.js';
+import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
+import { createHostPolicy } from '../../shared/http/request-guards.js';
+import { silentLogger } from '../../shared/logger.js';
+import type { RunCommand, RunControl } from '../../shared/ports/run-control.js';
+import type { SqlStore } from '../../shared/ports/sql-store.js';
+
+export interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json: any;
+}
+
+export interface CallOptions {
+  token?: string | null;
+  body?: unknown;
+  /** Sent as is (no JSON encoding, no Content-Type unless given). */
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface TestMaster {
+  url: string;
+  /** The Koa app, as createMasterApp built it. */
+  app: Koa;
+  port: number;
+  dir: string;
+  store: SqlStore;
+  runControl: RunControl;
+  /** Every command published, in order. */
+  commands: RunCommand[];
+  adminToken: string;
+  clock: { now(): number; advance(ms: number): void };
+  call(method: string, path: string, options?: CallOptions): Promise<Answer>;
+  /** Closes the app and the store, and opens both again on the same SQLite file. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const STALE_AFTER_MS = 15_000;
+
+/** Calls a loopback server with node's http client (it reads an answer sent before the body went out). */
+export function callServer(
+  port: number,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { host: `127.0.0.1:${port}`, ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | Buffer | undefined = options.raw;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  return new Promise((resolve, reject) => {
+    // A fresh connection per call (agent: false): a restarted server leaves no stale keep-alive socket.
+    const req = request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        let json: unknown = undefined;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          // left undefined: the test names what it expected
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * The master's API as createMasterApp builds it, over the real SQLite store in a temp dir and the
+ * in-process run control, served on 127.0.0.1 (a free port), with the bootstrap admin token made
+ * as the master makes it at start.
+ */
+export async function startTestMaster(
+  options: { why?: SchedulerWhy; dir?: string } = {},
+): Promise<TestMaster> {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ackcrawl-master-'));
+  const dbUrl = `sqlite:${join(dir, 'master.db')}`;
+  let now = Date.UTC(2026, 0, 1);
+  const clock = { now: () => now, advance: (ms: number) => void (now += ms) };
+  const commands: RunCommand[] = [];
+  const why: SchedulerWhy = options.why ?? {
+    explain: async () => {
+      throw new Error('no why in this test');
+    },
+  };
+  let store: SqlStore;
+  let runControl: RunControl;
+  let server: Server;
+  let app: Koa;
+  let port = 0;
+  let adminToken = '';
+
+  const open = async (): Promise<void> => {
+    store = await openSqlStore(dbUrl);
+    runControl = createLocalRunControl(silentLogger());
+    await runControl.subscribe((c) => void commands.push(c));
+    adminToken = (
+      await bootstrapAdminToken({
+        tokens: store.tokens,
+        dataDir: dir,
+        configured: undefined,
+        now: clock.now,
+        newId: randomUUID,
+        logger: silentLogger(),
+      })
+    ).secret;
+    app = createMasterApp({
+      store,
+      runControl,
+      why,
+      clock,
+      newId: randomUUID,
+      logger: silentLogger(),
+      options: {
+        hosts: createHostPolicy({ listenHost: '127.0.0.1', allowedHosts: [], service: 'master' }),
+        staleAfterMs: STALE_AFTER_MS,
+        maxBodyBytes: 64 * 1024,
+      },
+    });
+    server = createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  };
+  const shut = async (): Promise<void> => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await runControl.close();
+    await store.close();
+  };
+  await open();
+  const master: TestMaster = {
+    get url() {
+      return `http://127.0.0.1:${port}`;
+    },
+    get port() {
+      return port;
+    },
+    get app() {
+      return app;
+    },
+    dir,
+    get store() {
+      return store;
+    },
+    get runControl() {
+      return runControl;
+    },
+    commands,
+    get adminToken() {
+      return adminToken;
+    },
+    clock,
+    call: (method, path, callOptions = {}) =>
+      callServer(port, method, path, { token: adminToken, ...callOptions }),
+    restart: async () => {
+      await shut();
+      await open();
+    },
+    close: async () => {
+      await shut();
+      if (options.dir === undefined) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return master;
+}
+
+/** A small valid job body. */
+export function jobBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name: `job-${randomUUID()}`, seeds: ['https://example.test/'], maxPages: 10, ...overrides };
+}
+
+/** The error shape every refusal has: a status, a code, a message, no stack trace. */
+export function assertError(answer: Answer, status: number, code: string): void {
+  assert.equal(answer.status, status, `${code}: ${answer.text}`);
+  assert.equal(answer.json?.error?.code, code, answer.text);
+  assert.ok(String(answer.json?.error?.message ?? '').length > 0);
+  assert.match(String(answer.headers['content-type']), /^application\/json/);
+  assert.ok(!/\n\s+at /.test(answer.text), 'no stack trace');
+}
+
+/** The fields the problems of a 400 name, each once, sorted. */
+export function problemFields(answer: Answer): string[] {
+  return [...new Set((answer.json.error.problems as { field: string }[]).map((p) => p.field))].sort();
+}

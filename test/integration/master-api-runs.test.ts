@@ -1,0 +1,345 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { createSchedulerWhy } from '../../master/adapters/scheduler-why.js';
+import { createSchedulerApp } from '../../scheduler/http/app.js';
+import { InvalidInputError } from '../../shared/errors.js';
+import { createHostPolicy } from '../../shared/http/request-guards.js';
+import { silentLogger } from '../../shared/logger.js';
+import type { WhyAnswer } from '../../shared/protocol/why.js';
+import {
+  STALE_AFTER_MS,
+  assertError,
+  jobBody,
+  problemFields,
+  startTestMaster,
+  type TestMaster,
+} from '../helpers/master-api.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const COUNTERS = { done: 7, failed: 1, queued: 30, inFlight: 2, pagesPerSecond: 3.5 };
+
+describe('master API: runs', () => {
+  let master: TestMaster;
+  let jobId: string;
+  before(async () => {
+    master = await startTestMaster();
+    jobId = (await master.call('POST', '/api/v1/jobs', { body: jobBody({ maxPages: 5 }) })).json.id;
+  });
+  after(() => master.close());
+
+  const startRun = async (): Promise<{ id: string; state: string }> => {
+    // Runs are listed newest first: each one a millisecond after the last.
+    master.clock.advance(1);
+    const answer = await master.call('POST', `/api/v1/jobs/${jobId}/runs`);
+    assert.equal(answer.status, 201, answer.text);
+    return answer.json;
+  };
+  /** What a scheduler does when it takes a run up and reports on it. */
+  const takeUp = async (runId: string, schedulerId = 'sched-1'): Promise<void> => {
+    const now = master.clock.now();
+    assert.ok(
+      await master.store.runs.transition(runId, ['queued'], 'running', {
+        startedAt: now,
+        schedulerId,
+        heartbeatAt: now,
+      }),
+    );
+    await master.store.runs.report([{ id: runId, schedulerId, counters: COUNTERS, at: now }]);
+  };
+
+  test('POST /jobs/{id}/runs makes a queued run with a snapshot of the settings, and tells the schedulers', async () => {
+    const run = await startRun();
+    assert.equal(run.state, 'queued');
+    const read = (await master.call('GET', `/api/v1/runs/${run.id}`)).json;
+    assert.equal(read.jobId, jobId);
+    assert.equal(read.settings.maxPages, 5);
+    assert.deepEqual(read.counters, { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0 });
+    assert.match(read.waiting, /no scheduler has taken/);
+    await waitFor(() => master.commands.some((c) => c.type === 'start' && c.runId === run.id), {
+      message: 'the start command',
+    });
+    const start = master.commands.find((c) => c.runId === run.id);
+    assert.deepEqual(start, { type: 'start', runId: run.id, jobId, settings: read.settings });
+    // A later edit of the job does not change the run.
+    await master.call('PATCH', `/api/v1/jobs/${jobId}`, { body: { maxPages: 50 } });
+    assert.equal((await master.call('GET', `/api/v1/runs/${run.id}`)).json.settings.maxPages, 5);
+    await master.call('PATCH', `/api/v1/jobs/${jobId}`, { body: { maxPages: 5 } });
+  });
+
+  test('GET /runs/{id} shows the counters a scheduler reported, and running only while it reports', async () => {
+    const run = await startRun();
+    await takeUp(run.id);
+    const live = (await master.call('GET', `/api/v1/runs/${run.id}`)).json;
+    assert.equal(live.state, 'running');
+    assert.equal(live.waiting, null);
+    assert.deepEqual(live.counters, COUNTERS);
+    assert.equal(live.schedulerId, 'sched-1');
+    master.clock.advance(STALE_AFTER_MS + 1);
+    const quiet = (await master.call('GET', `/api/v1/runs/${run.id}`)).json;
+    assert.equal(quiet.state, 'queued', 'a run whose scheduler went quiet is not shown running');
+    assert.match(quiet.waiting, /scheduler sched-1 last reported 15 s ago/);
+    // It is listed by what it is shown as.
+    const running = (await master.call('GET', `/api/v1/jobs/${jobId}/runs?state=running`)).json.items;
+    assert.ok(!running.some((r: { id: string }) => r.id === run.id));
+    const queued = (await master.call('GET', `/api/v1/jobs/${jobId}/runs?state=queued`)).json.items;
+    assert.ok(queued.some((r: { id: string }) => r.id === run.id));
+    await master.store.runs.report([
+      { id: run.id, schedulerId: 'sched-2', counters: COUNTERS, at: master.clock.now() },
+    ]);
+    assert.equal(
+      (await master.call('GET', `/api/v1/runs/${run.id}`)).json.state,
+      'running',
+      'reporting again',
+    );
+  });
+
+  test('pause, resume, cancel are compare-and-set; an impossible change is 409 RUN_STATE_CONFLICT', async () => {
+    const run = await startRun();
+    await takeUp(run.id);
+    const paused = await master.call('POST', `/api/v1/runs/${run.id}/pause`);
+    assert.equal(paused.status, 200, paused.text);
+    assert.equal(paused.json.state, 'paused');
+    assertError(await master.call('POST', `/api/v1/runs/${run.id}/pause`), 409, 'RUN_STATE_CONFLICT');
+    const resumed = await master.call('POST', `/api/v1/runs/${run.id}/resume`);
+    assert.equal(resumed.status, 200, resumed.text);
+    assert.equal(resumed.json.state, 'running', 'it had started, and its scheduler reports');
+    assertError(await master.call('POST', `/api/v1/runs/${run.id}/resume`), 409, 'RUN_STATE_CONFLICT');
+    const cancelled = await master.call('POST', `/api/v1/runs/${run.id}/cancel`);
+    assert.equal(cancelled.json.state, 'cancelled');
+    assert.ok(cancelled.json.endedAt);
+    assert.match(cancelled.json.error, /cancelled by bootstrap admin/);
+    const resumeCancelled = await master.call('POST', `/api/v1/runs/${run.id}/resume`);
+    assertError(resumeCancelled, 409, 'RUN_STATE_CONFLICT');
+    assert.match(resumeCancelled.json.error.message, /is cancelled: resume needs a run that is paused/);
+    assertError(await master.call('POST', `/api/v1/runs/${run.id}/cancel`), 409, 'RUN_STATE_CONFLICT');
+    assertError(await master.call('POST', `/api/v1/runs/${run.id}/pause`), 409, 'RUN_STATE_CONFLICT');
+    await waitFor(
+      () =>
+        ['pause', 'resume', 'cancel'].every((t) =>
+          master.commands.some((c) => c.type === t && c.runId === run.id),
+        ),
+      { message: 'the three commands' },
+    );
+    // A run paused before it started resumes queued.
+    const early = await startRun();
+    assert.equal((await master.call('POST', `/api/v1/runs/${early.id}/pause`)).json.state, 'paused');
+    assert.equal((await master.call('POST', `/api/v1/runs/${early.id}/resume`)).json.state, 'queued');
+  });
+
+  test('unknown runs are 404 RUN_NOT_FOUND on every run route', async () => {
+    for (const [method, path] of [
+      ['GET', '/api/v1/runs/nope'],
+      ['POST', '/api/v1/runs/nope/pause'],
+      ['POST', '/api/v1/runs/nope/resume'],
+      ['POST', '/api/v1/runs/nope/cancel'],
+      ['GET', '/api/v1/runs/nope/failures'],
+      ['GET', '/api/v1/runs/nope/why?url=https://example.test/'],
+    ] as const) {
+      assertError(await master.call(method, path), 404, 'RUN_NOT_FOUND');
+    }
+  });
+
+  test('GET /runs and /jobs/{id}/runs page newest first; ?state filters; bad values are 400', async () => {
+    const made = [await startRun(), await startRun(), await startRun()];
+    const first = (await master.call('GET', `/api/v1/jobs/${jobId}/runs?limit=2`)).json;
+    assert.equal(first.items.length, 2);
+    assert.deepEqual(
+      first.items.map((r: { id: string }) => r.id),
+      [made[2]?.id, made[1]?.id],
+    );
+    const second = (
+      await master.call('GET', `/api/v1/jobs/${jobId}/runs?limit=2&after=${encodeURIComponent(first.next)}`)
+    ).json;
+    assert.equal(second.items[0]?.id, made[0]?.id);
+    const all = (await master.call('GET', '/api/v1/runs?limit=500')).json.items.map(
+      (r: { id: string }) => r.id,
+    );
+    for (const run of made) assert.ok(all.includes(run.id));
+    const cancelled = (await master.call('GET', '/api/v1/runs?state=cancelled&state=paused')).json.items;
+    assert.ok(cancelled.length > 0);
+    assert.ok(cancelled.every((r: { state: string }) => r.state === 'cancelled' || r.state === 'paused'));
+    const bad = await master.call('GET', '/api/v1/runs?state=sleeping&limit=501');
+    assertError(bad, 400, 'INVALID_REQUEST');
+    assert.deepEqual(problemFields(bad), ['query.limit', 'query.state']);
+    assertError(await master.call('GET', '/api/v1/runs?after=garbage'), 400, 'SQL_BAD_CURSOR');
+  });
+
+  test('GET /runs/{id}/failures lists retries and final failures with their last error, paged', async () => {
+    const run = await startRun();
+    const at = master.clock.now();
+    await master.store.logs.append([
+      {
+        runId: run.id,
+        url: 'https://example.test/a',
+        code: 'HTTP_503',
+        attempts: 1,
+        lastError: '503 Service Unavailable',
+        final: false,
+        at,
+      },
+      {
+        runId: run.id,
+        url: 'https://example.test/a',
+        code: 'HTTP_503',
+        attempts: 3,
+        lastError: '503 again',
+        final: true,
+        at: at + 1,
+      },
+      {
+        runId: run.id,
+        url: 'https://example.test/b',
+        code: 'TIMEOUT',
+        attempts: 3,
+        lastError: 'timed out after 60000 ms',
+        final: true,
+        at: at + 2,
+      },
+    ]);
+    const all = (await master.call('GET', `/api/v1/runs/${run.id}/failures`)).json;
+    assert.equal(all.items.length, 3);
+    assert.equal(all.items[0].lastError, '503 Service Unavailable');
+    const finals = (await master.call('GET', `/api/v1/runs/${run.id}/failures?final=true&limit=1`)).json;
+    assert.deepEqual(
+      [finals.items[0].url, finals.items[0].final, finals.items[0].attempts],
+      ['https://example.test/a', true, 3],
+    );
+    const next = (
+      await master.call(
+        'GET',
+        `/api/v1/runs/${run.id}/failures?final=true&limit=1&after=${encodeURIComponent(finals.next)}`,
+      )
+    ).json;
+    assert.equal(next.items[0].code, 'TIMEOUT');
+    assert.equal(next.next, null);
+    assertError(
+      await master.call('GET', `/api/v1/runs/${run.id}/failures?final=maybe`),
+      400,
+      'INVALID_REQUEST',
+    );
+  });
+
+  test('a command that cannot be sent does not fail the change: SQL has it, schedulers read it there', async () => {
+    await master.runControl.close();
+    try {
+      const run = await startRun();
+      const paused = await master.call('POST', `/api/v1/runs/${run.id}/pause`);
+      assert.equal(paused.status, 200, paused.text);
+      assert.equal((await master.store.runs.get(run.id))?.state, 'paused');
+    } finally {
+      await master.restart();
+    }
+  });
+
+  test('runs and their state survive a restart of the app on the same SQLite file', async () => {
+    const run = await startRun();
+    await master.call('POST', `/api/v1/runs/${run.id}/pause`);
+    const before = (await master.call('GET', `/api/v1/runs/${run.id}`)).json;
+    await master.restart();
+    const afterRestart = await master.call('GET', `/api/v1/runs/${run.id}`);
+    assert.equal(afterRestart.status, 200, afterRestart.text);
+    assert.deepEqual(afterRestart.json, before);
+    assert.equal((await master.call('POST', `/api/v1/runs/${run.id}/resume`)).json.state, 'queued');
+  });
+});
+
+describe('master API: why not yet?', () => {
+  const CLUSTER_TOKEN = 'cluster-token-0123456789abcdef';
+  const answer: WhyAnswer = {
+    url: 'https://example.test/x',
+    normalized: 'https://example.test/x',
+    state: 'waiting',
+    reason: 'the host waits 500 ms between requests',
+    duplicateOf: null,
+    task: null,
+    host: null,
+    crawler: null,
+    robots: null,
+  };
+  let scheduler: Server;
+  let schedulerApi: string;
+  const asked: string[] = [];
+  let master: TestMaster;
+  let runId: string;
+
+  before(async () => {
+    const app = createSchedulerApp({
+      token: CLUSTER_TOKEN,
+      hosts: createHostPolicy({ listenHost: '127.0.0.1', allowedHosts: [] }),
+      status: () => ({ status: 'idle', progress: {}, summary: null, output: '' }),
+      submit: async () => ({ accepted: 0 }),
+      why: async (url) => {
+        asked.push(url);
+        if (url === 'not a url') throw new InvalidInputError('URL_INVALID', 'the URL cannot be parsed');
+        return { ...answer, url };
+      },
+      logger: silentLogger(),
+    });
+    scheduler = createServer(app.callback());
+    await new Promise<void>((resolve) => scheduler.listen(0, '127.0.0.1', resolve));
+    schedulerApi = `http://127.0.0.1:${(scheduler.address() as AddressInfo).port}`;
+    const why = createSchedulerWhy({
+      // The first is down: the next one is asked.
+      apis: ['http://127.0.0.1:1', schedulerApi],
+      token: CLUSTER_TOKEN,
+      logger: silentLogger(),
+    });
+    master = await startTestMaster({ why });
+    const job = (await master.call('POST', '/api/v1/jobs', { body: jobBody() })).json;
+    runId = (await master.call('POST', `/api/v1/jobs/${job.id}/runs`)).json.id;
+  });
+  after(async () => {
+    await master.close();
+    scheduler.closeAllConnections();
+    await new Promise((resolve) => scheduler.close(resolve));
+  });
+
+  test("GET /runs/{id}/why?url= is the scheduler's answer", async () => {
+    const got = await master.call('GET', `/api/v1/runs/${runId}/why?url=${encodeURIComponent(answer.url)}`);
+    assert.equal(got.status, 200, got.text);
+    assert.deepEqual(got.json, answer);
+    assert.deepEqual(asked.at(-1), answer.url);
+  });
+
+  test("the scheduler's refusal of the URL is passed on; a missing url is 400", async () => {
+    assertError(await master.call('GET', `/api/v1/runs/${runId}/why?url=not%20a%20url`), 400, 'URL_INVALID');
+    const missing = await master.call('GET', `/api/v1/runs/${runId}/why`);
+    assertError(missing, 400, 'INVALID_REQUEST');
+    assert.deepEqual(problemFields(missing), ['query.url']);
+  });
+
+  test('no scheduler reachable (or it refuses the token): 503 NO_SCHEDULER', async () => {
+    const down = createSchedulerWhy({
+      apis: ['http://127.0.0.1:1'],
+      token: CLUSTER_TOKEN,
+      logger: silentLogger(),
+      timeoutMs: 2_000,
+    });
+    const wrongToken = createSchedulerWhy({
+      apis: [schedulerApi],
+      token: 'wrong-token-0123456789abcdef',
+      logger: silentLogger(),
+    });
+    const none = createSchedulerWhy({ apis: [], token: CLUSTER_TOKEN, logger: silentLogger() });
+    for (const why of [down, wrongToken, none]) {
+      await assert.rejects(why.explain({ runId, schedulerId: null, url: answer.url }), {
+        code: 'NO_SCHEDULER',
+        status: 503,
+      });
+    }
+    const lone = await startTestMaster({ why: down });
+    try {
+      const job = (await lone.call('POST', '/api/v1/jobs', { body: jobBody() })).json;
+      const run = (await lone.call('POST', `/api/v1/jobs/${job.id}/runs`)).json;
+      assertError(
+        await lone.call('GET', `/api/v1/runs/${run.id}/why?url=https://example.test/`),
+        503,
+        'NO_SCHEDULER',
+      );
+    } finally {
+      await lone.close();
+    }
+  });
+});
