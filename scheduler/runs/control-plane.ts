@@ -6,7 +6,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { RunControl } from '../../shared/ports/run-control.js';
 import type { LogRow, SqlStore } from '../../shared/ports/sql-store.js';
 import type { SchedulerConfig } from '../config.js';
-import { FailureLog } from './failure-log.js';
+import { createSqlLogWriter } from '../../shared/sql/log-writer.js';
 import type { RunHost } from './run-host.js';
 import { RunSync, type RunSyncDeps } from './run-sync.js';
 import { schedulerIdFor } from './scheduler-id.js';
@@ -60,7 +60,7 @@ export async function openControlPlane(config: ControlPlaneConfig, logger: Logge
     await store.close().catch(() => undefined);
     throw err;
   }
-  const failures = new FailureLog({ logs: store.logs, logger: logger.child({ module: 'failure-log' }) });
+  const failures = createSqlLogWriter(store, { logger: logger.child({ module: 'failure-log' }) });
   let sync: RunSync | null = null;
   let closing: Promise<void> | null = null;
   return {
