@@ -24,9 +24,9 @@ export type SyncAction =
 /**
  * What the host must do so that it serves what SQL says, SQL being the source of truth: every open
  * run hosted (a paused one paused), paused and resumed as stored, with the stored settings; and a
- * run that SQL holds cancelled (or no longer has) cancelled on the host. A run the host finished
+ * run that SQL holds cancelled cancelled on the host. A run the host finished
  * is left alone: its end is recorded in SQL by the caller, never re-opened here. `closed` holds the
- * stored rows of hosted runs that are not open (null: no such run any more).
+ * stored rows of hosted runs that are not open (null: SQL has no such run).
  */
 export function planSync(
   open: readonly RunRow[],
@@ -49,7 +49,8 @@ export function planSync(
   for (const [runId, row] of closed) {
     const held = hosted.get(runId);
     if (held === undefined || held.state === 'finished' || held.state === 'cancelled') continue;
-    if (row === null || row.state === 'cancelled') actions.push({ kind: 'cancel', runId });
+    // A run SQL does not know (the configured crawl of a scheduler, DEFAULT_RUN_ID) is not the master's.
+    if (row !== null && row.state === 'cancelled') actions.push({ kind: 'cancel', runId });
   }
   return actions;
 }
