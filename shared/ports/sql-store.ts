@@ -111,9 +111,7 @@ export interface RunRepository {
     patch?: Partial<Pick<RunRow, 'startedAt' | 'endedAt' | 'error' | 'schedulerId' | 'heartbeatAt'>>,
   ): Promise<RunRow | null>;
   /** A scheduler's report: counters and heartbeat, for runs it serves. Unknown ids are ignored. */
-  report(
-    reports: readonly { id: string; schedulerId: string; counters: RunCounters; at: number }[],
-  ): Promise<void>;
+  report(reports: readonly { id: string; schedulerId: string; counters: RunCounters; at: number }[]): Promise<void>;
 }
 
 // ---- logs: every retry and final failure ---------------------------------------------------
