@@ -1,5 +1,5 @@
 import type { Logger } from '../../shared/logger.js';
-import type { Frontier, SettleResult } from '../../shared/ports/frontier.js';
+import type { Frontier, RunLimit, SettleResult } from '../../shared/ports/frontier.js';
 import { isRecordRefused, type PageSink, type SinkRecord } from '../../shared/ports/page-sink.js';
 import type { LogRow } from '../../shared/ports/sql-store.js';
 import type { NewTask } from '../../shared/protocol/task.js';
@@ -9,6 +9,7 @@ import {
   takeBatch,
   toSettlement,
   type Batch,
+  type BatchCounts,
   type LeaseRef,
   type Outcome,
   type SettledLease,
@@ -22,11 +23,14 @@ export interface SettlerOptions extends Partial<SettlerLimits> {
   sink: PageSink;
   frontier: Frontier;
   logger: Logger;
-  /** Cap on URLs ever accepted (0: none); read at each commit, as a crawl's settings can change. */
-  maxTotal: number | (() => number);
+  /**
+   * Cap on URLs a run ever accepts (0 or undefined: none): one number for every run, or asked per
+   * run at each commit, as a run's settings can change.
+   */
+  maxTotal: number | RunLimit;
   /** URLs known to be in the frontier: discovered links found here are not sent again. */
   seen?: SeenCache;
-  onSettled: (result: SettleResult, batch: { acks: number; retries: number; failures: number }) => void;
+  onSettled: (result: SettleResult, batch: BatchCounts) => void;
   /**
    * Each retry and final failure once it is settled, for the run's failure log in SQL. Called on
    * the settler's path: it must only hand the row on (a batched writer), never wait for it.
@@ -75,9 +79,9 @@ export class Settler {
     });
   }
 
-  private maxTotal(): number {
+  private maxTotal(): RunLimit {
     const { maxTotal } = this.options;
-    return typeof maxTotal === 'function' ? maxTotal() : maxTotal;
+    return typeof maxTotal === 'function' ? maxTotal : () => maxTotal;
   }
 
   /** Leases whose outcome is on its way to durability: still held, so still to be renewed. */
@@ -139,7 +143,7 @@ export class Settler {
 
   private unseen(discovered: NewTask[]): NewTask[] {
     const seen = this.options.seen;
-    return seen ? discovered.filter((task) => !seen.has(task.url)) : discovered;
+    return seen ? discovered.filter((task) => !seen.has(task.runId, task.url)) : discovered;
   }
 
   private kick(): void {
@@ -276,7 +280,7 @@ export class Settler {
   private remember(batch: Batch, result: SettleResult): void {
     const seen = this.options.seen;
     if (!seen || result.applied !== batch.outcomes.length || result.capped === true) return;
-    for (const o of batch.outcomes) for (const task of o.discovered) seen.add(task.url);
+    for (const o of batch.outcomes) for (const task of o.discovered) seen.add(task.runId, task.url);
   }
 
   /**

@@ -53,7 +53,12 @@ export function rootSitemapTasks(
 export function sitemapEntryTasks(
   entries: readonly SitemapEntry[],
   sitemap: Pick<Lease, 'runId' | 'url' | 'depth'>,
-  options: { inScope: (url: string) => boolean; maxDepth: number },
+  options: {
+    inScope: (url: string) => boolean;
+    maxDepth: number;
+    /** The level of a listed page (a seed of its run, depth 0); default: the single crawl's. */
+    pageLevel?: number;
+  },
 ): NewTask[] {
   const tasks: NewTask[] = [];
   for (const entry of entries) {
@@ -78,7 +83,7 @@ export function sitemapEntryTasks(
             url: entry.url,
             host,
             depth: 0,
-            priority: taskLevel(CRAWL_PRIORITY, 0),
+            priority: options.pageLevel ?? taskLevel(CRAWL_PRIORITY, 0),
             parentUrl: sitemap.url,
             kind: 'page',
             lastmod: entry.lastmod,
