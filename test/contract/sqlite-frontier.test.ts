@@ -59,6 +59,7 @@ describe('sqlite frontier: adapter specifics', () => {
         done: 0,
         failed: 0,
         total: 5,
+        cancelled: 0,
       });
       const again = await second.lease(10);
       assert.equal(again.length, 5);
@@ -97,6 +98,7 @@ describe('sqlite frontier: adapter specifics', () => {
         done: 0,
         failed: 0,
         total: 2,
+        cancelled: 0,
       });
       const result = await frontier.settle({
         acks: [{ lease: ref(l0), discovered: [task('https://b.test/ok')] }],
@@ -164,12 +166,18 @@ describe('sqlite frontier: adapter specifics', () => {
           .map((r) => r.detail)
           .join(' | ');
       assert.match(
-        plan(`SELECT id FROM tasks WHERE state = 0 AND available_at <= 1 AND host NOT IN (SELECT value FROM json_each('[]'))
-              ORDER BY priority DESC, id LIMIT 10`),
+        plan(`SELECT id FROM tasks WHERE state = 0 AND level = 3 AND available_at <= 1
+                AND host NOT IN (SELECT value FROM json_each('[]'))
+                AND run_id NOT IN (SELECT value FROM json_each('[]'))
+              ORDER BY id LIMIT 10`),
         /USING COVERING INDEX tasks_ready|USING INDEX tasks_ready/,
       );
       assert.match(plan('SELECT COUNT(*) FROM tasks WHERE state = 0 AND available_at > 1'), /tasks_delayed/);
       assert.match(plan('SELECT COUNT(*) FROM tasks WHERE state = 1 AND lease_expires <= 1'), /tasks_leased/);
+      assert.match(
+        plan("SELECT COUNT(*) FROM tasks WHERE state = 0 AND available_at > 1 AND +run_id = 'r'"),
+        /tasks_delayed/,
+      );
       raw.close();
     }));
 });
