@@ -86,7 +86,10 @@ export class DeliveryIntake {
     try {
       deps.ledger.ensureRuns([task.runId]);
     } catch (err) {
-      deps.logger.warn({ err, runId: task.runId }, 'could not record the run of an orphaned task; handing it back');
+      deps.logger.warn(
+        { err, runId: task.runId },
+        'could not record the run of an orphaned task; handing it back',
+      );
       requeueOn(link, message);
       return;
     }
