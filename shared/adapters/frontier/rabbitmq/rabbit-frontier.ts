@@ -13,7 +13,7 @@ import type {
 import { PRIORITY_LEVELS } from '../../../protocol/task-priority.js';
 import type { Lease, NewTask } from '../../../protocol/task.js';
 import { LevelPicker } from '../level-picker.js';
-import { runCancelledError } from '../sqlite-errors.js';
+import { runCancelledError } from '../run-errors.js';
 import { assertNewTasks, assertRunId, assertSettlement } from '../task-input.js';
 import { ackOn, BrokerLink, requeueOn, type Link } from './broker-link.js';
 import { claimSettlement, FrontierWriter } from './frontier-writer.js';
