@@ -128,7 +128,11 @@ describe('master + scheduler + agent on RabbitMQ and PostgreSQL', () => {
     const aBefore = siteA.stats().requests;
     const bBefore = siteB.stats().requests;
     await new Promise((resolve) => setTimeout(resolve, 10_000));
-    assert.equal(siteA.stats().requests, aBefore, 'no request to the paused run’s site');
+    assert.equal(
+      siteA.stats().requests,
+      aBefore,
+      `no request to the paused run’s site (scheduler: ${scheduler.stderr.slice(-3_000)})`,
+    );
     assert.ok(siteB.stats().requests > bBefore + 50, 'the other run went on');
     assert.equal((await run(a.runId)).state, 'paused');
 
