@@ -9,6 +9,9 @@ import { SETTLER_DEFAULTS } from './outcomes/settler-limits.js';
 import { hostPatternSchema } from '../shared/url/host-patterns.js';
 import { MIN_TOKEN_LENGTH } from '../shared/config/cluster-token.js';
 import { ENDPOINT_DEFAULTS } from './ws/endpoint-settings.js';
+import { sqlSettingsSchema } from '../shared/config/sql-settings.js';
+import { DEFAULT_RUN_CONTROL_EXCHANGE } from '../shared/adapters/run-control/rabbit-run-control.js';
+import { schedulerIdPattern } from './runs/scheduler-id.js';
 import { ROBOTS_CACHE_DEFAULTS } from './robots/robots-settings.js';
 
 const schedulerFields = z.object({
@@ -53,6 +56,31 @@ const schedulerFields = z.object({
     .string()
     .regex(/^[A-Za-z0-9._-]{1,100}$/)
     .default('ackcrawl'),
+  /**
+   * The control plane (scheduler/runs/run-sync.ts): the SQL store with the runs this scheduler
+   * serves (`sqlUrl`, ACKCRAWL_SQL_URL; unset: SQLite `<dataDir>/ackcrawl.db`, the master's
+   * default too), commands over RabbitMQ (`amqpUrl`) when the frontier is RabbitMQ.
+   */
+  ...sqlSettingsSchema.shape,
+  /**
+   * Serve the runs in SQL. Unset: on, unless `seeds` are configured (`ackcrawl crawl`'s one crawl,
+   * which has no control plane).
+   */
+  serveRuns: field.bool().optional(),
+  /** This scheduler in SQL; unset: the one kept in `<dataDir>/scheduler-id`, made at first start. */
+  schedulerId: z.string().regex(schedulerIdPattern).optional(),
+  /** The fanout exchange of the master's run commands (the master's setting of the same name). */
+  runControlExchange: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,200}$/)
+    .default(DEFAULT_RUN_CONTROL_EXCHANGE),
+  /** How often SQL is read for the runs to serve, commands or not. */
+  runSyncIntervalMs: field.int(100).default(3_000),
+  /**
+   * How often the served runs' counters and heartbeat go to SQL (the master's setting of the same
+   * name says how often it expects them: keep the master's at least this).
+   */
+  runHeartbeatMs: field.int(100).default(1_000),
   ...kafkaSettingsSchema.shape,
   ...s3SettingsSchema.shape,
   /**

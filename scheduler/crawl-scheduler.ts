@@ -1,21 +1,21 @@
 import type { Logger } from '../shared/logger.js';
-import type { Frontier, FrontierStats, SettleResult } from '../shared/ports/frontier.js';
+import type { Frontier, FrontierStats, RunControl, SettleResult } from '../shared/ports/frontier.js';
 import type { PageSink } from '../shared/ports/page-sink.js';
 import type { FetchSettings } from '../shared/protocol/messages.js';
 import type { DecodedOutcome } from '../shared/protocol/outcome-frame.js';
-import type { Lease, NewTask } from '../shared/protocol/task.js';
+import { DEFAULT_RUN_ID, type Lease } from '../shared/protocol/task.js';
+import { DEFAULT_JOB_ID } from '../shared/protocol/page-record.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { HostGate } from './politeness/host-gate.js';
 import { politenessOf } from './politeness/politeness-settings.js';
 import { fetchSettingsOf, mergeCrawlSettings, type CrawlSettings } from '../shared/crawl-settings/index.js';
-import { decideRetry } from './retry/retry-policy.js';
 import { CrashTally } from './dispatch/crash-tally.js';
 import { crashOutcomes } from './outcomes/crash-outcomes.js';
 import { BYE_GRACE_MS, DEFAULT_DRAIN_TIMEOUT_MS } from '../shared/lifecycle/drain.js';
-import { createLinkFilter } from './outcomes/link-filter.js';
 import { readRecovered, type RecoveredOutcome } from './outcomes/recovered.js';
 import { SeenCache } from './outcomes/seen-cache.js';
-import { Settler } from './outcomes/settler.js';
+import { Settler, type SettlerOptions } from './outcomes/settler.js';
+import type { BatchCounts } from './outcomes/outcome-batch.js';
 import type { SettlerLimits } from './outcomes/settler-limits.js';
 import { startWsServer, type RunningWsServer } from './ws/server.js';
 import type { TlsServerOptions } from '../shared/config/tls.js';
@@ -32,14 +32,23 @@ import type { WhyAnswer } from '../shared/protocol/why.js';
 import type { CrawlRequest, CrawlStatus } from '../shared/protocol/crawl-api.js';
 import { createScope } from '../shared/url/scope.js';
 import { hostOfNormalized } from '../shared/url/host-of-normalized.js';
-import { renderPredicate, type RenderPredicate } from './dispatch/render-rule.js';
+import type { RenderPredicate } from './dispatch/render-rule.js';
 import type { RobotsAnswer } from '../shared/protocol/messages.js';
 import { RobotsCache } from './robots/robots-cache.js';
 import { RobotsGuard } from './robots/robots-guard.js';
 import type { RobotsRules } from './robots/robots-rules.js';
 import { SitemapSeeder } from './robots/sitemap-seeder.js';
-import { rootSitemapTasks, sitemapEntryTasks } from './robots/sitemap-tasks.js';
+import { rootSitemapTasks } from './robots/sitemap-tasks.js';
 import { ROBOTS_CACHE_DEFAULTS, robotsPolicy, type RobotsCacheSettings } from './robots/robots-settings.js';
+import type { RobotsPolicy } from './robots/robots-guard.js';
+import { AppError } from '../shared/errors.js';
+import { routeOutcome, type OutcomeRouting } from './outcomes/route-outcome.js';
+import { HostedRun } from './runs/hosted-run.js';
+import { RunRegistry } from './runs/run-registry.js';
+import { RunFetchFeed } from './runs/run-fetch-feed.js';
+import { finishVerdict } from './runs/run-finish.js';
+import { frameLimitedFetch } from './runs/frame-limited-fetch.js';
+import type { RunFinished, RunHost, RunReport, RunSpec } from './runs/run-host.js';
 
 export interface CrawlSchedulerSettings {
   listenHost: string;
@@ -79,15 +88,24 @@ export interface CrawlSchedulerDeps {
   /** Persists job settings a cluster scheduler received, so a restart resumes the same crawl. */
   saveJob?: (job: CrawlSettings) => void;
   onProgress?: (progress: CrawlProgress) => void;
-  /** Called once when nothing is left to fetch: every accepted URL is done or finally failed. */
+  /**
+   * Called once when the run the single-crawl paths start (the configured job, `POST /crawl`,
+   * the embedded `ackcrawl crawl`: DEFAULT_RUN_ID) is finished: every URL it accepted is done or
+   * finally failed.
+   */
   onDone?: (summary: CrawlSummary) => void;
+  /** Each retry and final failure once settled, for the SQL failure log (must not block). */
+  onFailure?: SettlerOptions['onFailure'];
 }
 
 /**
  * The scheduler role: leases tasks from the frontier, serves them to crawlers over WebSocket under
- * per-host politeness, and turns outcomes into durable records, retries and new tasks.
+ * per-host politeness, and turns outcomes into durable records, retries and new tasks. It hosts
+ * many runs at once (RunHost): each has its settings, scope, limits and counters (scheduler/runs/);
+ * the host gate, robots guard, dispatcher and settler are shared, politeness being per host
+ * across all runs.
  */
-export class CrawlScheduler {
+export class CrawlScheduler implements RunHost {
   private readonly gate: HostGate;
   private readonly dispatcher: Dispatcher;
   private readonly settler: Settler;
@@ -96,19 +114,33 @@ export class CrawlScheduler {
   private readonly crashes = new CrashTally();
   /** Hand-backs under way (a crawler gone or draining), awaited by close(). */
   private readonly handBacks = new Set<Promise<unknown>>();
-  private inScope: (url: string) => boolean = () => false;
-  private linkFilter: ReturnType<typeof createLinkFilter>;
-  private needsRender: RenderPredicate | null;
+  private readonly registry: RunRegistry;
+  private readonly feed: RunFetchFeed;
+  private readonly sessions = new Map<string, WsSession>();
+  private readonly finishedListeners: ((finished: RunFinished) => void)[] = [];
+  private readonly routing: OutcomeRouting;
+  /** The render rule and robots policy over every run, recomputed when runs change. */
+  private needsRender: RenderPredicate | null = null;
+  private robotsRules: RobotsPolicy;
+  /** The configured crawl: the default run's settings until `POST /crawl` changes them. */
   private job: CrawlSettings;
-  /** What crawlers get of `job` (fetchSettingsOf), kept in step with it. */
-  private fetch: FetchSettings;
+  /** The welcome's fetch settings (of the configured crawl): tasks of runs are sent their own. */
+  private readonly fetch: FetchSettings;
+  private readonly limitFetch: (fetch: FetchSettings) => FetchSettings;
   private readonly clock: () => number;
   private readonly meter: ProgressMeter;
   private recovered = new Map<string, RecoveredOutcome>();
   private server: RunningWsServer | null = null;
   private timers: NodeJS.Timeout[] = [];
-  private stats: FrontierStats = { ready: 0, delayed: 0, leased: 0, done: 0, failed: 0, total: 0 };
-  private finished = false;
+  private stats: FrontierStats = {
+    ready: 0,
+    delayed: 0,
+    leased: 0,
+    done: 0,
+    failed: 0,
+    total: 0,
+    cancelled: 0,
+  };
   private lastSummary: CrawlSummary | null = null;
   private lastTickErrorAt = 0;
   private closing: Promise<void> | null = null;
@@ -118,21 +150,28 @@ export class CrawlScheduler {
     this.clock = deps.clock ?? Date.now;
     this.job = settings.job;
     this.fetch = fetchSettingsOf(this.job);
+    const frameLimit = outcomeFrameLimit(this.fetch);
+    this.limitFetch = frameLimitedFetch(frameLimit, (cut) =>
+      logger.warn(cut, "a run's body limit is above what this scheduler's crawler endpoint takes; cut"),
+    );
+    this.registry = new RunRegistry({ politeness: politenessOf(this.job), robots: robotsPolicy(this.job) });
+    this.robotsRules = this.registry.robots();
+    this.feed = new RunFetchFeed((runId) => this.registry.get(runId));
     this.gate = new HostGate(politenessOf(this.job), { logger: logger.child({ module: 'politeness' }) });
-    this.linkFilter = this.makeLinkFilter();
-    this.needsRender = renderPredicate(this.job);
     this.meter = new ProgressMeter(this.clock);
     this.settler = new Settler({
       sink: deps.sink,
       frontier: deps.frontier,
       logger: logger.child({ module: 'settler' }),
-      maxTotal: () => this.job.maxPages,
+      maxTotal: this.registry.maxTotal,
       seen: new SeenCache(),
       onSettled: (result, counts) => this.onSettled(result, counts),
+      ...(deps.onFailure ? { onFailure: deps.onFailure } : {}),
       clock: this.clock,
       ...settings.settler,
       maxBacklog: settings.bufferSize * 2,
     });
+    const fallbackRetry = { retryDelayMs: this.job.retryDelayMs, maxAttempts: this.job.maxAttempts };
     this.dispatcher = new Dispatcher({
       frontier: deps.frontier,
       gate: this.gate,
@@ -140,12 +179,18 @@ export class CrawlScheduler {
       clock: this.clock,
       leaseMs: settings.leaseMs,
       bufferSize: settings.bufferSize,
-      perHostBuffer: () => perHostBuffer(this.job),
+      perHostBuffer: () => this.registry.perHostBuffer(),
       intercept: (lease) => this.settleRecovered(lease) || this.robots.intercept(lease),
       // Outcomes that cannot be made durable (a sink, store or disk down or full) pile up to the
       // settler's bounds, in count and in bytes; then no new work goes out until they drain.
       canDispatch: () => this.settler.accepting,
       needsRender: () => this.needsRender,
+      dispatchable: (lease) => this.registry.dispatchable(lease.runId),
+      jobOf: (runId) => this.registry.jobOf(runId),
+      beforeSend: (session, tasks) => {
+        const ws = this.sessions.get(session.id);
+        if (ws) this.feed.beforeTasks(ws, tasks);
+      },
       hold: {
         waitMs: (next, now) => this.robots.waitMs(next, now),
         nextTask: (sessionId, now) => this.robots.nextTask(sessionId, now),
@@ -156,11 +201,20 @@ export class CrawlScheduler {
           fail: (lease, record, error) => this.settler.fail(lease, record, error),
           retry: (lease, delayMs, error) => this.settler.retry(lease, delayMs, error),
         },
-        retry: () => ({ retryDelayMs: this.job.retryDelayMs, maxAttempts: this.job.maxAttempts }),
+        retry: (lease) => this.registry.get(lease.runId)?.retry ?? fallbackRetry,
+        jobOf: (runId) => this.registry.jobOf(runId),
         clock: this.clock,
         logger: logger.child({ module: 'crashes' }),
       }),
     });
+    this.routing = {
+      dispatcher: this.dispatcher,
+      settler: this.settler,
+      crashes: this.crashes,
+      runOf: (lease) => this.registry.get(lease.runId),
+      fallbackRetry,
+      logger: logger.child({ module: 'outcomes' }),
+    };
     this.robots = new RobotsGuard({
       cache: new RobotsCache({
         ...ROBOTS_CACHE_DEFAULTS,
@@ -168,7 +222,7 @@ export class CrawlScheduler {
         onEvict: (host) => this.robots.evicted(host),
       }),
       gate: this.gate,
-      policy: () => robotsPolicy(this.job),
+      policy: () => this.robotsRules,
       clock: this.clock,
       logger: logger.child({ module: 'robots' }),
       settle: {
@@ -177,30 +231,36 @@ export class CrawlScheduler {
       },
       wake: () => this.dispatcher.pump(),
       onKnown: (_host, origin, rules) => this.onRobotsKnown(origin, rules),
+      jobOf: (runId) => this.registry.jobOf(runId),
     });
     this.sitemaps = new SitemapSeeder({
       frontier: deps.frontier,
       logger: logger.child({ module: 'sitemaps' }),
-      maxTotal: () => this.job.maxPages,
+      maxTotal: this.registry.maxTotal,
       onPushed: (accepted) => {
         if (accepted > 0) this.dispatcher.frontierChanged();
       },
     });
   }
 
-  /** With `sitemaps` on, a host's sitemaps are queued once its robots.txt is read. */
+  /** For every run with `sitemaps` on, a host's sitemaps are queued once its robots.txt is read. */
   private onRobotsKnown(origin: string, rules: RobotsRules): void {
-    if (this.job.sitemaps) this.sitemaps.queue(rootSitemapTasks(origin, rules, this.inScope));
+    for (const run of this.registry.dispatching()) {
+      if (run.settings.sitemaps) this.sitemaps.queue(rootSitemapTasks(run.runId, origin, rules, run.inScope));
+    }
   }
 
-  /** Recovers after a crash, queues the seeds, opens the crawler endpoint. Resolves with its URL. */
+  /**
+   * Recovers after a crash, starts the configured crawl (the default run) if it has seeds, opens
+   * the crawler endpoint. Resolves with its URL.
+   */
   async start(): Promise<string> {
     const { settings, frontier, sink, logger } = this.deps;
     this.recovered = readRecovered(await sink.recover(await frontier.checkpoint()));
     if (this.recovered.size > 0) {
       logger.info({ records: this.recovered.size }, 'found durable records not yet settled; settling them');
     }
-    await this.pushSeeds(this.job.seeds);
+    if (this.job.seeds.length > 0) await this.startRun(defaultRunSpec(this.job));
     this.stats = await frontier.stats();
     const endpoint = { ...ENDPOINT_DEFAULTS, ...settings.endpoint };
     const hosts = createHostPolicy({ listenHost: settings.listenHost, allowedHosts: endpoint.allowedHosts });
@@ -220,11 +280,13 @@ export class CrawlScheduler {
         hosts,
         status: () => this.status(),
         submit: (request) => this.submit(request),
-        why: (url) => this.why(url),
+        why: (url, runId) => this.why(url, runId),
+        runs: () => this.reports(),
         logger: logger.child({ module: 'api' }),
       }),
       handlers: {
         onReady: (session) => {
+          this.sessions.set(session.id, session);
           this.dispatcher.addSession(session);
           // A crawler that joins while this scheduler stops gets no work; it may go at once.
           if (this.closing) session.drain();
@@ -239,6 +301,8 @@ export class CrawlScheduler {
           this.handBack(this.dispatcher.release(session.id, taskIds), 'release');
         },
         onClose: (session) => {
+          this.sessions.delete(session.id);
+          this.feed.sessionGone(session.id);
           this.robots.sessionGone(session.id);
           // No goodbye: it crashed, was killed or was lost. Sockets this scheduler closes as it
           // stops are not the crawlers' fault.
@@ -266,70 +330,144 @@ export class CrawlScheduler {
     this.handBacks.add(tracked);
   }
 
-  private makeLinkFilter(): ReturnType<typeof createLinkFilter> {
-    const inScope = this.job.seeds.length > 0 ? createScope(this.job.scope, this.job.seeds) : () => false;
-    this.inScope = inScope;
-    return createLinkFilter({ inScope, maxDepth: this.job.maxDepth });
+  // ---- RunHost ---------------------------------------------------------------------------------
+
+  async startRun(spec: RunSpec): Promise<void> {
+    if (this.registry.get(spec.runId)) return;
+    const control = (await this.deps.frontier.runs()).find((r) => r.runId === spec.runId);
+    const run = new HostedRun(spec, this.clock, this.limitFetch);
+    run.state = hostedStateOf(control);
+    this.registry.add(run);
+    this.runsChanged();
+    if (run.state !== 'cancelled') {
+      const accepted = await this.deps.frontier.push(run.seedTasks(hostOfNormalized), {
+        maxTotal: this.registry.maxTotal,
+      });
+      this.deps.logger.info(
+        { runId: run.runId, jobId: run.jobId, seeds: spec.settings.seeds.length, accepted: accepted.length },
+        'run started',
+      );
+    }
+    run.started = true;
+    this.dispatcher.frontierChanged();
   }
 
-  private async pushSeeds(seeds: readonly string[]): Promise<number> {
-    const tasks: NewTask[] = seeds.map((url) => ({
-      url,
-      host: hostOfNormalized(url) ?? '',
-      depth: 0,
-      priority: 0,
-      parentUrl: null,
-    }));
-    const maxTotal = this.job.maxPages;
-    const accepted = await this.deps.frontier.push(tasks, maxTotal > 0 ? { maxTotal } : {});
-    this.dispatcher.frontierChanged();
-    return accepted.length;
+  async pauseRun(runId: string): Promise<void> {
+    const run = this.registry.get(runId);
+    const before = run?.state;
+    // Dispatch stops at once: a refill under way hands this run's leases back (dispatchable).
+    if (run && run.state !== 'cancelled') run.state = 'paused';
+    try {
+      await this.deps.frontier.pauseRun(runId);
+    } catch (err) {
+      if (run && before !== undefined) run.state = before;
+      throw err;
+    }
+    const released = await this.dispatcher.releaseBuffered((lease) => lease.runId === runId);
+    this.deps.logger.info({ runId, released }, 'run paused');
   }
+
+  async resumeRun(runId: string): Promise<void> {
+    await this.deps.frontier.resumeRun(runId);
+    const run = this.registry.get(runId);
+    if (run && run.state === 'paused') run.state = 'active';
+    this.deps.logger.info({ runId }, 'run resumed');
+    this.dispatcher.frontierChanged();
+  }
+
+  async cancelRun(runId: string): Promise<number> {
+    const run = this.registry.get(runId);
+    if (run) run.state = 'cancelled';
+    this.runsChanged();
+    // Buffered tasks go back first, so that the cancel removes (and counts) them with the rest.
+    const released = await this.dispatcher.releaseBuffered((lease) => lease.runId === runId);
+    const removed = await this.deps.frontier.cancelRun(runId);
+    this.deps.logger.info({ runId, removed, released }, 'run cancelled');
+    return removed;
+  }
+
+  async updateRun(runId: string, settings: CrawlSettings): Promise<void> {
+    const run = this.registry.get(runId);
+    if (!run) throw runNotHosted(runId);
+    run.update(settings);
+    this.runsChanged();
+    this.dispatcher.frontierChanged();
+    return Promise.resolve();
+  }
+
+  reports(): RunReport[] {
+    const inFlight = this.dispatcher.inFlightByRun();
+    return this.registry.all().map((run) => run.report(inFlight.get(run.runId) ?? 0));
+  }
+
+  onRunFinished(listener: (finished: RunFinished) => void): void {
+    this.finishedListeners.push(listener);
+  }
+
+  /** The shared parts follow the runs: the strictest politeness and robots policy, the render rules. */
+  private runsChanged(): void {
+    this.gate.configure(this.registry.politeness());
+    this.robotsRules = this.registry.robots();
+    this.needsRender = this.registry.renderPredicate();
+  }
+
+  // ---- the single crawl ------------------------------------------------------------------------
 
   /**
-   * A crawl submitted to a running scheduler: its settings, over the scheduler's configured ones,
-   * replace the current ones (scope grows with the seeds); they reach every crawler, and the seeds
-   * are queued.
+   * A crawl submitted to a running scheduler (`POST /crawl`): its settings, over the scheduler's
+   * configured ones, become the default run's (scope grows with the seeds); the run starts, or
+   * takes them from its next dispatch, and the seeds are queued.
    */
   async submit(request: CrawlRequest): Promise<{ accepted: number }> {
     const { seeds, ...rest } = request;
+    const run = this.registry.get(DEFAULT_RUN_ID);
     this.job = {
       ...mergeCrawlSettings(this.deps.settings.base ?? this.deps.settings.job, rest),
-      seeds: [...new Set([...this.job.seeds, ...seeds])],
+      seeds: [...new Set([...(run?.settings.seeds ?? this.job.seeds), ...seeds])],
     };
-    this.fetch = fetchSettingsOf(this.job);
     this.deps.saveJob?.(this.job);
-    this.gate.configure(politenessOf(this.job));
-    this.linkFilter = this.makeLinkFilter();
-    this.needsRender = renderPredicate(this.job);
-    for (const session of this.server?.sessions ?? []) session.send({ type: 'settings', fetch: this.fetch });
-    const accepted = await this.pushSeeds(seeds);
-    this.finished = false;
+    let accepted = seeds.length;
+    if (!run) {
+      await this.startRun(defaultRunSpec(this.job));
+    } else {
+      run.update(this.job);
+      this.runsChanged();
+      const tasks = run.seedTasks(hostOfNormalized).filter((t) => seeds.includes(t.url));
+      accepted = (await this.deps.frontier.push(tasks, { maxTotal: this.registry.maxTotal })).length;
+      if (run.state === 'finished') run.state = 'active';
+      run.meter.restart();
+      this.dispatcher.frontierChanged();
+    }
     this.lastSummary = null;
     this.meter.restart();
     this.deps.logger.info({ seeds: seeds.length, accepted }, 'crawl submitted');
     return { accepted };
   }
 
-  /** Where a URL is in this crawl and what it waits for (see explainUrl). */
-  why(url: string): Promise<WhyAnswer> {
-    const job = this.job;
-    const inScope = job.seeds.length > 0 ? createScope(job.scope, job.seeds) : () => false;
+  /** Where a URL is in a run (the default run unless named) and what it waits for (see explainUrl). */
+  why(url: string, runId?: string): Promise<WhyAnswer> {
+    const run = this.registry.get(runId ?? DEFAULT_RUN_ID);
+    if (runId !== undefined && !run) return Promise.reject(runNotHosted(runId));
+    const job = run?.settings ?? this.job;
+    const inScope = run?.inScope ?? (job.seeds.length > 0 ? createScope(job.scope, job.seeds) : () => false);
     return explainUrl(url, {
       clock: this.clock,
       scopeProblem: (u) => (inScope(u) ? null : describeScope(job.scope, job.seeds)),
       frontier: this.deps.frontier,
-      locate: (u) => this.dispatcher.locate(u),
-      crawlerOf: (sessionId) =>
-        [...(this.server?.sessions ?? [])].find((s) => s.id === sessionId)?.crawlerId ?? null,
+      runId: runId ?? DEFAULT_RUN_ID,
+      locate: (u) => this.dispatcher.locate(u, runId ?? DEFAULT_RUN_ID),
+      crawlerOf: (sessionId) => this.sessions.get(sessionId)?.crawlerId ?? null,
       gate: this.gate,
       robots: (u) => this.robots.explain(u),
     });
   }
 
+  /** Of every run together: `done` once every run not cancelled is finished. */
   status(): CrawlStatus {
     const progress = { ...this.progress() };
-    const status = this.stats.total === 0 ? 'idle' : this.finished ? 'done' : 'crawling';
+    const runs = this.registry.all().filter((run) => run.state !== 'cancelled');
+    const done = runs.length > 0 && runs.every((run) => run.state === 'finished');
+    const status = this.stats.total === 0 ? 'idle' : done ? 'done' : 'crawling';
     return {
       status,
       progress,
@@ -338,52 +476,8 @@ export class CrawlScheduler {
     };
   }
 
-  private onOutcome(session: WsSession, { header, record }: DecodedOutcome): void {
-    const lease = this.dispatcher.complete(session.id, header.taskId, {
-      status: header.status ?? header.failure?.status ?? null,
-      responseMs: header.fetchMs ?? null,
-      retryAfterMs: header.failure?.retryAfterMs ?? null,
-    });
-    if (!lease) {
-      this.deps.logger.debug({ taskId: header.taskId }, 'stale outcome ignored (task was handed back)');
-      return;
-    }
-    const sinkRecord = { key: lease.url, value: record };
-    if (header.outcome === 'ok') {
-      const discovered =
-        lease.kind === 'sitemap' && header.entries
-          ? sitemapEntryTasks(header.entries, lease, {
-              inScope: this.inScope,
-              maxDepth: this.job.sitemapMaxDepth,
-            })
-          : this.linkFilter(header.links, lease);
-      this.settler.ack(lease, sinkRecord, discovered);
-      this.crashes.forget(lease.taskId);
-    } else {
-      const failure = header.failure ?? {
-        code: 'UNKNOWN',
-        message: 'failed without a reason',
-        retriable: false,
-        status: null,
-        retryAfterMs: null,
-      };
-      const decision = decideRetry(
-        {
-          code: failure.code,
-          reportedRetriable: failure.retriable,
-          attempt: lease.attempt,
-          retryAfterMs: failure.retryAfterMs,
-        },
-        { retryDelayMs: this.job.retryDelayMs, maxAttempts: this.job.maxAttempts },
-      );
-      const reason = `${failure.code}: ${failure.message}`;
-      if (decision.kind === 'final') {
-        this.settler.fail(lease, sinkRecord, reason);
-        this.crashes.forget(lease.taskId);
-      } else {
-        this.settler.retry(lease, decision.delayMs, reason);
-      }
-    }
+  private onOutcome(session: WsSession, outcome: DecodedOutcome): void {
+    routeOutcome(this.routing, session.id, outcome);
     this.dispatcher.pump();
   }
 
@@ -404,13 +498,16 @@ export class CrawlScheduler {
     // A sitemap's record keeps its entries' URLs but not their kind and lastmod: read it again.
     if (!found || lease.kind === 'sitemap') return false;
     this.recovered.delete(lease.url);
-    if (found.outcome === 'ok') this.settler.ackRecovered(lease, this.linkFilter(found.follow, lease));
+    const run = this.registry.get(lease.runId);
+    if (found.outcome === 'ok')
+      this.settler.ackRecovered(lease, run ? run.linkFilter(found.follow, lease) : []);
     else this.settler.failRecovered(lease, found.error);
     return true;
   }
 
-  private onSettled(result: SettleResult, counts: { acks: number; retries: number; failures: number }): void {
+  private onSettled(result: SettleResult, counts: BatchCounts): void {
     this.meter.record(counts.acks + counts.failures);
+    for (const [runId, settled] of counts.byRun) this.registry.get(runId)?.meter.record(settled);
     if (result.accepted > 0 || counts.retries > 0) this.dispatcher.frontierChanged();
     // The backlog shrank: dispatch may have been held back by it.
     else this.dispatcher.pump();
@@ -420,20 +517,16 @@ export class CrawlScheduler {
     if (this.closing) return;
     try {
       this.stats = await this.deps.frontier.stats();
-      await this.dispatcher.expireInFlight(this.job.totalTimeoutMs + 30_000);
-      this.robots.expire(this.job.totalTimeoutMs + 30_000);
+      for (const run of this.registry.all()) {
+        if (run.state !== 'cancelled') run.stats = await this.deps.frontier.stats(run.runId);
+      }
+      const maxAgeMs = this.longestTotalTimeoutMs() + 30_000;
+      await this.dispatcher.expireInFlight(maxAgeMs);
+      this.robots.expire(maxAgeMs);
       await this.sitemaps.flush();
       this.dispatcher.pump();
       this.deps.onProgress?.(this.progress());
-      const s = this.stats;
-      const idle = s.ready + s.delayed + s.leased === 0 && this.settler.backlog === 0;
-      if (idle && s.total > 0 && !this.finished) {
-        this.finished = true;
-        this.lastSummary = this.meter.summary(s);
-        this.deps.onDone?.(this.lastSummary);
-      } else if (!idle) {
-        this.finished = false;
-      }
+      for (const run of this.registry.all()) this.checkFinished(run);
     } catch (err) {
       // During a broker outage every tick fails the same way: say it once per 10 s, not 4 times a second.
       const now = this.clock();
@@ -442,6 +535,41 @@ export class CrawlScheduler {
         this.deps.logger.error({ err }, 'scheduler tick failed (the frontier may be unavailable); retrying');
       }
     }
+  }
+
+  /** A run with nothing left is finished (once); one that gets work again is active again. */
+  private checkFinished(run: HostedRun): void {
+    if (!run.started || (run.state !== 'active' && run.state !== 'finished')) return;
+    const verdict = finishVerdict(run.stats);
+    if (!verdict.finished) {
+      if (run.state === 'finished') run.state = 'active';
+      return;
+    }
+    if (run.state === 'finished') return;
+    run.state = 'finished';
+    const finished: RunFinished = {
+      runId: run.runId,
+      jobId: run.jobId,
+      outcome: verdict.outcome,
+      error: verdict.outcome === 'failed' ? verdict.error : null,
+      counters: run.counters(0),
+    };
+    this.deps.logger.info(
+      { runId: run.runId, outcome: finished.outcome, error: finished.error, counters: finished.counters },
+      'run finished',
+    );
+    for (const listener of this.finishedListeners) listener(finished);
+    if (run.runId === DEFAULT_RUN_ID) {
+      this.lastSummary = run.meter.summary(run.stats);
+      this.deps.onDone?.(this.lastSummary);
+    }
+  }
+
+  /** A hung task is given up on after the longest fetch any run allows, and a margin. */
+  private longestTotalTimeoutMs(): number {
+    return this.registry
+      .all()
+      .reduce((most, run) => Math.max(most, run.settings.totalTimeoutMs), this.job.totalTimeoutMs);
   }
 
   private async renewLeases(): Promise<void> {
@@ -490,8 +618,21 @@ export class CrawlScheduler {
   }
 }
 
-/** Tasks buffered per host: enough to keep its concurrency busy, never a whole host's backlog. */
-function perHostBuffer(job: CrawlSettings): number {
-  const most = job.hostRules.reduce((max, rule) => Math.max(max, rule.concurrency ?? 0), job.hostConcurrency);
-  return Math.max(16, most * 4);
+/** The run the single-crawl paths start: the configured job, `POST /crawl`, `ackcrawl crawl`. */
+function defaultRunSpec(settings: CrawlSettings): RunSpec {
+  return { runId: DEFAULT_RUN_ID, jobId: DEFAULT_JOB_ID, settings };
+}
+
+/** A run's state as the frontier keeps it durably (a restart re-adds a paused run paused). */
+function hostedStateOf(control: RunControl | undefined): HostedRun['state'] {
+  if (control?.state === 'paused') return 'paused';
+  if (control?.state === 'cancelled') return 'cancelled';
+  return 'active';
+}
+
+function runNotHosted(runId: string): AppError {
+  return new AppError(
+    'RUN_NOT_HOSTED',
+    `no run ${JSON.stringify(runId.slice(0, 64))} is hosted by this scheduler`,
+  );
 }

@@ -15,6 +15,7 @@ import { schedulerConfigSchema, type SchedulerConfig } from './config.js';
 import { CrawlScheduler } from './crawl-scheduler.js';
 import { loadJob, saveJob } from './job-file.js';
 import { SCHEDULER_FILE } from '../shared/protocol/why.js';
+import { openControlPlane } from './runs/control-plane.js';
 
 function tell(message: RoleIpcMessage): void {
   process.send?.(message);
@@ -56,7 +57,13 @@ export async function main(env: Record<string, string | undefined> = process.env
     );
   }
   mkdirSync(config.outDir, { recursive: true });
-  const backend = await openBackend(config, logger);
+  // The runs in SQL, unless this is `ackcrawl crawl`'s one configured crawl.
+  const plane =
+    (config.serveRuns ?? config.seeds.length === 0) ? await openControlPlane(config, logger) : null;
+  const backend = await openBackend(config, logger).catch(async (err: unknown) => {
+    await plane?.close();
+    throw err;
+  });
   const jobPath = join(config.frontier === 'sqlite' ? config.outDir : config.dataDir, 'job.json');
   // Seeds in the configuration define the crawl; without them, the crawl submitted last (if any).
   // A job file from an older version lacks newer settings: the configuration's values fill them.
@@ -102,6 +109,7 @@ export async function main(env: Record<string, string | undefined> = process.env
     logger,
     saveJob: (submitted) => saveJob(jobPath, submitted),
     onProgress: (progress) => tell({ type: 'progress', progress: { ...progress } }),
+    ...(plane ? { onFailure: plane.logFailure } : {}),
     onDone: (summary) => {
       logger.info(summary, 'crawl complete');
       tell({ type: 'done', summary: { ...summary } });
@@ -120,8 +128,11 @@ export async function main(env: Record<string, string | undefined> = process.env
   const shutdown = (): Promise<void> =>
     (stopping ??= (async () => {
       if (config.frontier === 'sqlite') rmSync(join(config.outDir, SCHEDULER_FILE), { force: true });
+      // Nothing new is started on a closing scheduler; its runs stay open in SQL for the next one.
+      await plane?.stopServing();
       await scheduler.close();
       await backend.close();
+      await plane?.close();
     })());
   // The crawlers' drain, then time for their outcomes to become durable and for the backend to close.
   onShutdownSignal(logger, shutdown, config.drainTimeoutMs + 15_000);
@@ -134,6 +145,10 @@ export async function main(env: Record<string, string | undefined> = process.env
     );
   }
   if (config.frontier === 'sqlite') announce(config.outDir, url, token);
+  if (plane) {
+    await plane.serve(scheduler, backend.frontier);
+    logger.info({ schedulerId: plane.schedulerId }, 'serving the runs in SQL');
+  }
   tell({ type: 'listening', url });
 }
 

@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { isCertificateError } from '../../shared/config/tls.js';
 import type { Logger } from '../../shared/logger.js';
 import {
+  MAX_RUNS_PER_SESSION,
   schedulerMessageSchema,
   type CrawlerTextMessage,
   type FetchSettings,
@@ -51,7 +52,10 @@ export interface SchedulerClientOptions {
 export class SchedulerClient {
   private ws: WebSocket | null = null;
   private epoch = 0;
+  /** The welcome's fetch settings: the default run's, and those of tasks naming no known run. */
   private settings: FetchSettings | null = null;
+  /** Fetch settings per run (`run` messages) of the current connection, oldest first. */
+  private runSettings = new Map<string, FetchSettings>();
   /** Tasks of the current connection not started yet. */
   private queue: WireTask[] = [];
   /** Tasks running, of any connection: what `concurrency` bounds. */
@@ -168,6 +172,7 @@ export class SchedulerClient {
     switch (message.type) {
       case 'welcome':
         this.settings = message.fetch;
+        this.runSettings = new Map();
         this.startHeartbeat(message.heartbeatMs, epoch);
         this.options.logger.info({ sessionId: message.sessionId }, 'connected to the scheduler');
         this.owed = 0;
@@ -197,6 +202,14 @@ export class SchedulerClient {
         return;
       case 'settings':
         this.settings = message.fetch;
+        return;
+      case 'run':
+        this.runSettings.delete(message.runId);
+        this.runSettings.set(message.runId, message.fetch);
+        if (this.runSettings.size > MAX_RUNS_PER_SESSION) {
+          const oldest = this.runSettings.keys().next().value;
+          if (oldest !== undefined) this.runSettings.delete(oldest);
+        }
         return;
       case 'drain':
         this.options.logger.info('scheduler asked to drain');
@@ -232,21 +245,23 @@ export class SchedulerClient {
   }
 
   private runQueued(epoch: number): void {
-    const settings = this.settings;
-    if (!settings || epoch !== this.epoch || this.drainingEpoch === epoch) return;
-    const starting: WireTask[] = [];
+    const defaults = this.settings;
+    if (!defaults || epoch !== this.epoch || this.drainingEpoch === epoch) return;
+    const starting: { task: WireTask; settings: FetchSettings }[] = [];
     while (this.running < this.options.concurrency && this.queue.length > 0) {
       const task = this.queue.shift() as WireTask;
       this.running += 1;
       this.live.add(task.taskId);
-      starting.push(task);
+      // The run's settings as they are when the task starts (a `run` message precedes its tasks).
+      const settings = (task.runId !== undefined && this.runSettings.get(task.runId)) || defaults;
+      starting.push({ task, settings });
     }
     if (starting.length === 0) return;
     // Said before any of them starts, and they start only once it has left this process (it may
     // wait behind a large outcome frame): a task that takes this process down is then known to
     // have been worked on when it went, whatever kills it, even a synchronous hang.
-    this.sendText({ type: 'working', taskIds: starting.map((t) => t.taskId) }, () => {
-      for (const task of starting) this.startTask(task, settings, epoch);
+    this.sendText({ type: 'working', taskIds: starting.map((s) => s.task.taskId) }, () => {
+      for (const { task, settings } of starting) this.startTask(task, settings, epoch);
     });
   }
 

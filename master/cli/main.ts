@@ -6,6 +6,7 @@ import { clientToken } from '../../shared/config/cluster-token.js';
 import { AppError, ConfigError } from '../../shared/errors.js';
 import { runEmbeddedCrawl } from '../embedded/run-embedded-crawl.js';
 import { formatWhy, why, type WhyOptions } from './why.js';
+import { serve } from './serve/serve.js';
 import { roleScripts, type RoleName } from '../embedded/role-scripts.js';
 import { planCrawl, type RawCrawlOptions } from './crawl-options.js';
 import { addSettingOptions } from './crawl-flags.js';
@@ -124,6 +125,22 @@ program
     'a JSON file of settings (keys as in docs/configuration.md); the environment wins',
   )
   .action((options: { config?: string }) => runRole('archiver', options).catch(fail));
+
+program
+  .command('serve')
+  .description(
+    'run master, scheduler and an agent with crawler processes on this machine (SQLite store and frontier, record files); prints the master\u2019s URL, and the admin token when it is made; the same command resumes after a kill',
+  )
+  .option('--data-dir <dir>', 'where every role keeps its state (ACKCRAWL_DATA_DIR, default ./ackcrawl-data)')
+  .option('--processes <n>', 'crawler processes (ACKCRAWL_PROCESSES, default 2)')
+  .option('--verbose', 'the roles\u2019 logs at info level on stderr (warnings only without)')
+  .action((options: { dataDir?: string; processes?: string; verbose?: boolean }) =>
+    serve({
+      dataDir: options.dataDir ?? (process.env.ACKCRAWL_DATA_DIR || DEFAULT_DATA_DIR),
+      ...(options.processes ? { processes: options.processes } : {}),
+      verbose: options.verbose === true,
+    }).catch(fail),
+  );
 
 program
   .command('why')

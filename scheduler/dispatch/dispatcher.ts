@@ -8,6 +8,7 @@ import { FlightBook } from './flight-book.js';
 import type { RenderPredicate } from './render-rule.js';
 import { TaskBuffer, type HostWait } from './task-buffer.js';
 import { wireTaskOf } from './wire-task.js';
+import { DEFAULT_JOB_ID } from '../../shared/protocol/page-record.js';
 
 export type { InFlight } from './flight-book.js';
 
@@ -62,6 +63,15 @@ export interface DispatcherOptions {
   hold?: HostHold;
   /** Crawlers that die: see CrashPolicy. Absent: a dead crawler's tasks simply go back. */
   crashes?: CrashPolicy;
+  /**
+   * False for a lease whose run does not dispatch now (paused, cancelled, or not hosted here): it
+   * goes back to the frontier at once, no attempt counted. Absent: every lease dispatches.
+   */
+  dispatchable?: (lease: Lease) => boolean;
+  /** The job of a run, sent with each task for its record (absent: the default job). */
+  jobOf?: (runId: string) => string;
+  /** Called with every batch just before it goes to its session (per-run settings go first). */
+  beforeSend?: (session: CrawlerSession, tasks: readonly WireTask[]) => void;
 }
 
 /** How long tasks waiting for a render crawler are set aside when the frontier can do that. */
@@ -261,10 +271,14 @@ export class Dispatcher {
         wireTaskOf(lease, {
           render: session.canRender === true && needsRender?.(lease) === true,
           reportStart,
+          jobId: this.options.jobOf?.(lease.runId) ?? DEFAULT_JOB_ID,
         }),
       );
     }
-    for (const [session, tasks] of batches) session.sendTasks(tasks);
+    for (const [session, tasks] of batches) {
+      this.options.beforeSend?.(session, tasks);
+      session.sendTasks(tasks);
+    }
     if (Number.isFinite(wakeInMs)) this.wakeIn(wakeInMs);
     // Tasks no connected crawler can take (they need a browser and no render crawler is here)
     // neither count as buffered work nor are leased again: static work keeps flowing past them.
@@ -391,9 +405,17 @@ export class Dispatcher {
           waitingForBrowser.has(host) ? STRANDED_WAIT_MS : this.hostWaitEstimate(host, now),
       });
       const crashes = this.options.crashes;
-      for (const lease of leases) (crashes?.isSuspect(lease) ? this.suspects : this.buffer).add(lease);
-      // Nothing ready: look again on the next tick rather than spinning on the frontier.
+      const dispatchable = this.options.dispatchable;
+      const refused: Lease[] = [];
+      for (const lease of leases) {
+        if (dispatchable && !dispatchable(lease)) refused.push(lease);
+        else (crashes?.isSuspect(lease) ? this.suspects : this.buffer).add(lease);
+      }
+      if (refused.length > 0) await this.handBackRefused(refused);
+      // Nothing ready: look again on the next tick rather than spinning on the frontier. Only
+      // leases of runs that do not dispatch here: wait longer before asking again.
       if (leases.length === 0) this.frontierEmptyUntil = this.options.clock() + 250;
+      else if (refused.length === leases.length) this.frontierEmptyUntil = this.options.clock() + 1000;
     } catch (err) {
       this.options.logger.error({ err }, 'frontier lease failed; trying again shortly');
       this.frontierEmptyUntil = this.options.clock() + 1000;
@@ -401,6 +423,35 @@ export class Dispatcher {
       this.refilling = false;
     }
     if (this.bufferedCount > 0) this.pump();
+  }
+
+  private async handBackRefused(leases: Lease[]): Promise<void> {
+    const runs = [...new Set(leases.map((l) => l.runId))];
+    this.options.logger.debug(
+      { tasks: leases.length, runs },
+      'leased tasks of runs not dispatching here; handed back',
+    );
+    await this.options.frontier.release(leases);
+  }
+
+  /**
+   * Buffered tasks `test` accepts go back to the frontier at once, no attempt counted (their run
+   * was paused or cancelled); tasks in flight are left to finish. Resolves with how many went back.
+   */
+  async releaseBuffered(test: (lease: Lease) => boolean): Promise<number> {
+    const back = [...this.buffer.removeWhere(test), ...this.suspects.removeWhere(test)];
+    if (back.length > 0) await this.options.frontier.release(back);
+    return back.length;
+  }
+
+  /** Tasks in flight per run. */
+  inFlightByRun(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const flight of this.inFlight.values()) {
+      const runId = flight.lease.runId;
+      counts.set(runId, (counts.get(runId) ?? 0) + 1);
+    }
+    return counts;
   }
 
   /** Tasks in flight longer than `maxAgeMs` (a hung crawler): forget them and put them back. */
@@ -414,10 +465,11 @@ export class Dispatcher {
     return expired.length;
   }
 
-  /** The task of `url` if it is buffered here or in flight (a linear scan: for diagnostics only). */
-  locate(url: string): Located | null {
+  /** The task of `url` (of `runId`, if given) buffered here or in flight (a linear scan: for diagnostics only). */
+  locate(url: string, runId?: string): Located | null {
+    const of = (lease: Lease): boolean => lease.url === url && (runId === undefined || lease.runId === runId);
     for (const flight of this.inFlight.values()) {
-      if (flight.lease.url === url) {
+      if (of(flight.lease)) {
         return {
           where: 'in-flight',
           lease: flight.lease,
@@ -426,7 +478,7 @@ export class Dispatcher {
         };
       }
     }
-    const lease = [...this.buffer.all(), ...this.suspects.all()].find((l) => l.url === url);
+    const lease = [...this.buffer.all(), ...this.suspects.all()].find(of);
     return lease ? { where: 'buffer', lease } : null;
   }
 

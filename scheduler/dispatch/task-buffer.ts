@@ -100,6 +100,24 @@ export class TaskBuffer {
     return { lease: null, wakeInMs };
   }
 
+  /** Removes and returns the buffered tasks `test` accepts (a paused run's, to hand them back). */
+  removeWhere(test: (lease: Lease) => boolean): Lease[] {
+    const removed: Lease[] = [];
+    for (const [host, queue] of this.byHost) {
+      const kept = queue.filter((lease) => !test(lease));
+      if (kept.length === queue.length) continue;
+      removed.push(...queue.filter(test));
+      if (kept.length > 0) this.byHost.set(host, kept);
+      else this.byHost.delete(host);
+    }
+    if (removed.length > 0) {
+      this.hosts = this.hosts.filter((host) => this.byHost.has(host));
+      this.cursor = this.hosts.length === 0 ? 0 : this.cursor % this.hosts.length;
+      this.count -= removed.length;
+    }
+    return removed;
+  }
+
   /** Every buffered task, removing them (on shutdown, to hand them back). */
   drain(): Lease[] {
     const all = [...this.byHost.values()].flat();

@@ -1,10 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import type { WireTask } from '../../shared/protocol/messages.js';
 import type { Lease } from '../../shared/protocol/task.js';
 
-/** What a crawler gets of a lease. */
-export function wireTaskOf(lease: Lease, options: { render: boolean; reportStart: boolean }): WireTask {
+/**
+ * What a crawler gets of a lease. Each call is one dispatched attempt, with a capture id of its
+ * own that its record carries (page record `/3`).
+ */
+export function wireTaskOf(
+  lease: Lease,
+  options: { render: boolean; reportStart: boolean; jobId: string },
+): WireTask {
   return {
     taskId: lease.taskId,
+    runId: lease.runId,
+    jobId: options.jobId,
+    captureId: randomUUID(),
     url: lease.url,
     depth: lease.depth,
     attempt: lease.attempt,

@@ -5,6 +5,8 @@ import type { Logger } from '../../shared/logger.js';
 import { crawlRequestSchema, type CrawlRequest, type CrawlStatus } from '../../shared/protocol/crawl-api.js';
 import { formatProblems, settingsProblems } from '../../shared/crawl-settings/index.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
+import { RUN_ID_PATTERN } from '../../shared/protocol/task.js';
+import type { RunReport } from '../runs/run-host.js';
 import { bearerMatches } from '../../shared/http/bearer.js';
 import { errorResponses } from '../../shared/http/error-responses.js';
 import { readJsonBody } from '../../shared/http/json-body.js';
@@ -17,8 +19,10 @@ export interface SchedulerAppDeps {
   hosts: HostPolicy;
   status: () => CrawlStatus;
   submit: (request: CrawlRequest) => Promise<{ accepted: number }>;
-  /** "Why not yet?" for one URL. */
-  why: (url: string) => Promise<WhyAnswer>;
+  /** "Why not yet?" for one URL of a run (the default run when none is named). */
+  why: (url: string, runId?: string) => Promise<WhyAnswer>;
+  /** The runs this scheduler hosts, with their state and counters. */
+  runs: () => RunReport[];
   logger: Logger;
 }
 
@@ -27,7 +31,9 @@ export interface SchedulerAppDeps {
  * beside the crawler endpoint, on one port; tests drive `app.callback()`):
  *
  * - `GET /health`: open, says only that the scheduler answers;
- * - `GET /crawl`, `POST /crawl`, `GET /why?url=…`: bearer token.
+ * - `GET /crawl`, `POST /crawl` (the single crawl: the default run), `GET /why?url=…&runId=…`
+ *   (`runId` optional: the default run), `GET /runs` (every hosted run's state and counters):
+ *   bearer token.
  *
  * Every request passes the Host check (DNS rebinding) and the cross-origin check first; a POST
  * body must be `application/json` of at most 1 MiB. Errors are `{ error: { code, message } }`.
@@ -83,7 +89,14 @@ export function createSchedulerApp(deps: SchedulerAppDeps): Koa {
     if (typeof url !== 'string' || url === '') {
       throw new InvalidInputError('MISSING_URL', 'give the URL to explain: GET /why?url=https://…');
     }
-    ctx.body = await deps.why(url);
+    const runId = ctx.query.runId;
+    if (runId !== undefined && (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId))) {
+      throw new InvalidInputError('FRONTIER_BAD_RUN_ID', 'runId must be 1-64 of [A-Za-z0-9_-]');
+    }
+    ctx.body = await deps.why(url, runId);
+  });
+  router.get('/runs', authorized, (ctx) => {
+    ctx.body = { runs: deps.runs() };
   });
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -5,6 +5,7 @@ import type { CrashPolicy } from '../dispatch/dispatcher.js';
 import { CRAWLER_CRASHED, type CrashTally } from '../dispatch/crash-tally.js';
 import { decideAfterCrash, type RetryPolicyOptions } from '../retry/retry-policy.js';
 import { unfetchedRecord } from './unfetched-record.js';
+import { DEFAULT_JOB_ID } from '../../shared/protocol/page-record.js';
 
 export interface CrashOutcomeDeps {
   tally: CrashTally;
@@ -13,8 +14,10 @@ export interface CrashOutcomeDeps {
     fail(lease: Lease, record: SinkRecord, error: string): void;
     retry(lease: Lease, delayMs: number, error: string): void;
   };
-  /** The crawl's retry settings, read at each crash. */
-  retry: () => RetryPolicyOptions;
+  /** The retry settings of the lease's run, read at each crash. */
+  retry: (lease: Lease) => RetryPolicyOptions;
+  /** The job of a run, for the failure record (absent: every run is of the default job). */
+  jobOf?: (runId: string) => string;
   clock: () => number;
   logger: Logger;
 }
@@ -25,7 +28,7 @@ export function crashOutcomes(deps: CrashOutcomeDeps): CrashPolicy {
     isSuspect: (lease) => deps.tally.isSuspect(lease),
     struck: (lease) => {
       const strikes = deps.tally.strike(lease);
-      const decision = decideAfterCrash(strikes, lease.attempt, deps.retry());
+      const decision = decideAfterCrash(strikes, lease.attempt, deps.retry(lease));
       if (decision.kind === 'release') return 'release';
       const message = `in flight on ${strikes} crawlers that died without a goodbye while working on it`;
       const reason = `${CRAWLER_CRASHED}: ${message}`;
@@ -37,7 +40,9 @@ export function crashOutcomes(deps: CrashOutcomeDeps): CrashPolicy {
         );
         deps.settle.fail(
           lease,
-          unfetchedRecord(lease, { code: CRAWLER_CRASHED, message }, deps.clock()),
+          unfetchedRecord(lease, { code: CRAWLER_CRASHED, message }, deps.clock(), {
+            jobId: deps.jobOf?.(lease.runId) ?? DEFAULT_JOB_ID,
+          }),
           reason,
         );
       } else {

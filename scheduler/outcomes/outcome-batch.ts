@@ -1,13 +1,17 @@
-import type { Settlement } from '../../shared/ports/frontier.js';
+import type { RunLimit, Settlement } from '../../shared/ports/frontier.js';
 import type { SinkRecord } from '../../shared/ports/page-sink.js';
 import type { Lease, NewTask } from '../../shared/protocol/task.js';
 
-export type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'>;
+/** A lease as the settler names it; its run, when given, is counted per run (`batchCounts`). */
+export type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'> & { runId?: string };
+
+/** A lease as the settler takes it: the task it names too, for the failure log. */
+export type SettledLease = LeaseRef & Pick<Lease, 'runId' | 'url' | 'attempt'>;
 
 /** One task's outcome on its way to durability. */
 export interface Outcome {
   kind: 'ack' | 'fail' | 'retry';
-  lease: LeaseRef;
+  lease: SettledLease;
   /** Written to the sink before the settle; null when already durable (recovered) or a retry. */
   record: SinkRecord | null;
   /** URLs to push with the settle (acks, and failures of pages whose record could not be stored). */
@@ -56,18 +60,29 @@ export function takeBatch(queue: Outcome[], maxRecordBytes: number): Batch {
   return { outcomes: queue.splice(0, n), bytes, oneByOne: false, recordsWritten: 0, checkpoint: null };
 }
 
-export function batchCounts(batch: Batch): { acks: number; retries: number; failures: number } {
-  const counts = { acks: 0, retries: 0, failures: 0 };
+export function batchCounts(batch: Batch): BatchCounts {
+  const counts = { acks: 0, retries: 0, failures: 0, byRun: new Map<string, number>() };
   for (const o of batch.outcomes) {
     if (o.kind === 'ack') counts.acks += 1;
     else if (o.kind === 'retry') counts.retries += 1;
     else counts.failures += 1;
+    const runId = o.lease.runId;
+    if (o.kind !== 'retry' && runId !== undefined)
+      counts.byRun.set(runId, (counts.byRun.get(runId) ?? 0) + 1);
   }
   return counts;
 }
 
-/** The batch as one frontier settlement. */
-export function toSettlement(batch: Batch, checkpoint: string | null, maxTotal: number): Settlement {
+export interface BatchCounts {
+  acks: number;
+  retries: number;
+  failures: number;
+  /** Final outcomes (acks and failures) per run, of the leases that named theirs. */
+  byRun: Map<string, number>;
+}
+
+/** The batch as one frontier settlement; `maxTotal` is each run's limit (0 or undefined: none). */
+export function toSettlement(batch: Batch, checkpoint: string | null, maxTotal: RunLimit): Settlement {
   const acks: { lease: LeaseRef; discovered: NewTask[] }[] = [];
   const retries: { lease: LeaseRef; delayMs: number; error: string }[] = [];
   const failures: { lease: LeaseRef; error: string; discovered?: NewTask[] }[] = [];
@@ -85,7 +100,7 @@ export function toSettlement(batch: Batch, checkpoint: string | null, maxTotal: 
     acks,
     retries,
     failures,
-    ...(maxTotal > 0 ? { maxTotal } : {}),
+    maxTotal,
     ...(checkpoint === null ? {} : { checkpoint }),
   };
 }

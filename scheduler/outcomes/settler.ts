@@ -1,6 +1,7 @@
 import type { Logger } from '../../shared/logger.js';
-import type { Frontier, SettleResult } from '../../shared/ports/frontier.js';
+import type { Frontier, RunLimit, SettleResult } from '../../shared/ports/frontier.js';
 import { isRecordRefused, type PageSink, type SinkRecord } from '../../shared/ports/page-sink.js';
+import type { LogRow } from '../../shared/ports/sql-store.js';
 import type { NewTask } from '../../shared/protocol/task.js';
 import {
   batchCounts,
@@ -8,8 +9,10 @@ import {
   takeBatch,
   toSettlement,
   type Batch,
+  type BatchCounts,
   type LeaseRef,
   type Outcome,
+  type SettledLease,
 } from './outcome-batch.js';
 import type { SeenCache } from './seen-cache.js';
 import { SETTLER_DEFAULTS, type SettlerLimits } from './settler-limits.js';
@@ -20,11 +23,19 @@ export interface SettlerOptions extends Partial<SettlerLimits> {
   sink: PageSink;
   frontier: Frontier;
   logger: Logger;
-  /** Cap on URLs ever accepted (0: none); read at each commit, as a crawl's settings can change. */
-  maxTotal: number | (() => number);
+  /**
+   * Cap on URLs a run ever accepts (0 or undefined: none): one number for every run, or asked per
+   * run at each commit, as a run's settings can change.
+   */
+  maxTotal: number | RunLimit;
   /** URLs known to be in the frontier: discovered links found here are not sent again. */
   seen?: SeenCache;
-  onSettled: (result: SettleResult, batch: { acks: number; retries: number; failures: number }) => void;
+  onSettled: (result: SettleResult, batch: BatchCounts) => void;
+  /**
+   * Each retry and final failure once it is settled, for the run's failure log in SQL. Called on
+   * the settler's path: it must only hand the row on (a batched writer), never wait for it.
+   */
+  onFailure?: (row: LogRow) => void;
   clock?: () => number;
 }
 
@@ -68,9 +79,9 @@ export class Settler {
     });
   }
 
-  private maxTotal(): number {
+  private maxTotal(): RunLimit {
     const { maxTotal } = this.options;
-    return typeof maxTotal === 'function' ? maxTotal() : maxTotal;
+    return typeof maxTotal === 'function' ? maxTotal : () => maxTotal;
   }
 
   /** Leases whose outcome is on its way to durability: still held, so still to be renewed. */
@@ -95,30 +106,30 @@ export class Settler {
     return this.backlog < this.limits.maxBacklog && this.backlogBytes < this.limits.maxBacklogBytes;
   }
 
-  ack(lease: LeaseRef, record: SinkRecord, discovered: NewTask[]): void {
+  ack(lease: SettledLease, record: SinkRecord, discovered: NewTask[]): void {
     this.add('ack', lease, record, this.unseen(discovered));
   }
 
   /** Settle a lease whose record is already durable (found by recovery after a crash). */
-  ackRecovered(lease: LeaseRef, discovered: NewTask[]): void {
+  ackRecovered(lease: SettledLease, discovered: NewTask[]): void {
     this.add('ack', lease, null, this.unseen(discovered));
   }
 
-  fail(lease: LeaseRef, record: SinkRecord, error: string): void {
+  fail(lease: SettledLease, record: SinkRecord, error: string): void {
     this.add('fail', lease, record, [], error);
   }
 
-  failRecovered(lease: LeaseRef, error: string): void {
+  failRecovered(lease: SettledLease, error: string): void {
     this.add('fail', lease, null, [], error);
   }
 
-  retry(lease: LeaseRef, delayMs: number, error: string): void {
+  retry(lease: SettledLease, delayMs: number, error: string): void {
     this.add('retry', lease, null, [], error, delayMs);
   }
 
   private add(
     kind: Outcome['kind'],
-    lease: LeaseRef,
+    lease: SettledLease,
     record: SinkRecord | null,
     discovered: NewTask[],
     error = '',
@@ -132,7 +143,7 @@ export class Settler {
 
   private unseen(discovered: NewTask[]): NewTask[] {
     const seen = this.options.seen;
-    return seen ? discovered.filter((task) => !seen.has(task.url)) : discovered;
+    return seen ? discovered.filter((task) => !seen.has(task.runId, task.url)) : discovered;
   }
 
   private kick(): void {
@@ -208,6 +219,7 @@ export class Settler {
         this.backoffMs = 0;
         this.stalls.recovered();
         this.remember(batch, result);
+        this.logFailures(batch);
         this.options.onSettled(result, batchCounts(batch));
         return true;
       } catch (err) {
@@ -235,6 +247,30 @@ export class Settler {
     }
   }
 
+  /** Hands the batch's retries and final failures to the failure log (see SettlerOptions.onFailure). */
+  private logFailures(batch: Batch): void {
+    const log = this.options.onFailure;
+    if (!log) return;
+    const at = this.clock();
+    for (const o of batch.outcomes) {
+      if (o.kind === 'ack') continue;
+      const { runId, url, attempt } = o.lease;
+      try {
+        log({
+          runId,
+          url,
+          code: errorCodeOf(o.error),
+          attempts: attempt,
+          lastError: o.error,
+          final: o.kind === 'fail',
+          at,
+        });
+      } catch (err) {
+        this.options.logger.warn({ err, url }, 'could not log a failure');
+      }
+    }
+  }
+
   /**
    * Remembers the discovered URLs only when every settlement applied and none was refused at the
    * page cap: a stale ack pushes none of its links, and a URL refused at the cap is not in the
@@ -244,7 +280,7 @@ export class Settler {
   private remember(batch: Batch, result: SettleResult): void {
     const seen = this.options.seen;
     if (!seen || result.applied !== batch.outcomes.length || result.capped === true) return;
-    for (const o of batch.outcomes) for (const task of o.discovered) seen.add(task.url);
+    for (const o of batch.outcomes) for (const task of o.discovered) seen.add(task.runId, task.url);
   }
 
   /**
@@ -313,4 +349,9 @@ export class Settler {
     await this.flush();
     this.closed = true;
   }
+}
+
+/** Outcome errors read `CODE: message` (the catalogue's code first); anything else is UNKNOWN. */
+export function errorCodeOf(error: string): string {
+  return /^([A-Z][A-Z0-9_]*):/.exec(error)?.[1] ?? 'UNKNOWN';
 }

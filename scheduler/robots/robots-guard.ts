@@ -10,6 +10,7 @@ import { isRetriablePageError } from '../../shared/error-codes/index.js';
 import type { RobotsCache, RobotsEntry } from './robots-cache.js';
 import { unfetchedRecord } from '../outcomes/unfetched-record.js';
 import { RobotsRules } from './robots-rules.js';
+import { DEFAULT_JOB_ID } from '../../shared/protocol/page-record.js';
 
 /** The crawl's robots settings, read at each use (a submitted crawl can change them). */
 export interface RobotsPolicy {
@@ -47,6 +48,8 @@ export interface RobotsGuardOptions {
   wake: () => void;
   /** A host's robots.txt was read or found missing (sitemaps may be queued now). */
   onKnown?: (host: string, origin: string, rules: RobotsRules) => void;
+  /** The job of a run, for the records of URLs settled here (absent: the default job). */
+  jobOf?: (runId: string) => string;
 }
 
 interface RobotsFetch {
@@ -65,6 +68,8 @@ interface RobotsFetch {
  */
 export class RobotsGuard {
   private readonly inFlight = new Map<string, RobotsFetch>();
+  /** The run whose fetch settings a host's robots.txt fetch uses: the last one whose task wanted it. */
+  private readonly wantedBy = new Map<string, string>();
   private wakeTimer: NodeJS.Timeout | null = null;
   private wakeQueued = false;
 
@@ -78,7 +83,7 @@ export class RobotsGuard {
    * 0 when the next task of `lease.host` may go out as far as robots.txt is concerned; otherwise ms
    * to wait (Infinity: until the rules arrive). Queues a fetch of rules unknown or expired.
    */
-  waitMs(lease: Pick<Lease, 'url' | 'host'>, now: number): number {
+  waitMs(lease: Pick<Lease, 'url' | 'host' | 'runId'>, now: number): number {
     const policy = this.options.policy();
     if (!this.active(policy)) return 0;
     const { cache } = this.options;
@@ -93,21 +98,23 @@ export class RobotsGuard {
     }
     switch (entry?.state) {
       case undefined:
-        return this.want(lease.host, originOf(lease.url));
+        return this.want(lease.host, originOf(lease.url), lease.runId);
       case 'unknown':
       case 'fetching':
         return Infinity;
       case 'known':
-        return entry.expiresAt > now ? 0 : this.want(lease.host, entry.origin);
+        return entry.expiresAt > now ? 0 : this.want(lease.host, entry.origin, lease.runId);
       case 'deferred':
-        if (entry.until <= now) return this.want(lease.host, entry.origin);
+        if (entry.until <= now) return this.want(lease.host, entry.origin, lease.runId);
         // Failed too often: the host's pages take failed attempts (see intercept) instead of waiting.
         return entry.failures >= policy.maxAttempts ? 0 : entry.until - now;
     }
   }
 
-  private want(host: string, origin: string): number {
+  private want(host: string, origin: string, runId: string | undefined): number {
     this.options.cache.want(host, origin);
+    // Fetched with the settings (user agent, proxies, address filter) of a run that wants the host.
+    if (runId !== undefined) this.wantedBy.set(host, runId);
     this.requestWake();
     return Infinity;
   }
@@ -127,7 +134,10 @@ export class RobotsGuard {
       gate.start(host, now);
       const taskId = `robots-${randomUUID()}`;
       this.inFlight.set(taskId, { host, origin: entry.origin, sessionId, sentAt: now });
+      const runId = this.wantedBy.get(host);
+      this.wantedBy.delete(host);
       return {
+        ...(runId !== undefined ? { runId } : {}),
         taskId,
         url: `${entry.origin}/robots.txt`,
         depth: 0,
@@ -154,7 +164,7 @@ export class RobotsGuard {
       const verdict = entry.rules.check(lease.url);
       if (verdict.allowed) return false;
       const message = `${verdict.rule || 'Disallow'} (robots.txt line ${verdict.line ?? '?'})`;
-      const record = unfetchedRecord(lease, { code: 'ROBOTS_DENIED', message }, now);
+      const record = unfetchedRecord(lease, { code: 'ROBOTS_DENIED', message }, now, this.captureOf(lease));
       this.options.settle.fail(lease, record, `ROBOTS_DENIED: ${message}`);
       return true;
     }
@@ -169,12 +179,16 @@ export class RobotsGuard {
       else
         this.options.settle.fail(
           lease,
-          unfetchedRecord(lease, { code: 'ROBOTS_UNAVAILABLE', message }, now),
+          unfetchedRecord(lease, { code: 'ROBOTS_UNAVAILABLE', message }, now, this.captureOf(lease)),
           reason,
         );
       return true;
     }
     return false;
+  }
+
+  private captureOf(lease: Pick<Lease, 'runId'>): { jobId: string } {
+    return { jobId: this.options.jobOf?.(lease.runId) ?? DEFAULT_JOB_ID };
   }
 
   /** A crawler's answer to a robots task. False when it is stale or not this session's. */

@@ -1,5 +1,5 @@
 import type { Logger } from '../../shared/logger.js';
-import type { Frontier } from '../../shared/ports/frontier.js';
+import type { Frontier, RunLimit } from '../../shared/ports/frontier.js';
 import type { NewTask } from '../../shared/protocol/task.js';
 
 /**
@@ -15,7 +15,8 @@ export class SitemapSeeder {
     private readonly options: {
       frontier: Frontier;
       logger: Logger;
-      maxTotal: () => number;
+      /** Each run's limit (0 or undefined: none). */
+      maxTotal: RunLimit;
       onPushed: (accepted: number) => void;
     },
   ) {}
@@ -32,8 +33,7 @@ export class SitemapSeeder {
     this.pending = [];
     this.pushing = (async () => {
       try {
-        const maxTotal = this.options.maxTotal();
-        const accepted = await this.options.frontier.push(batch, maxTotal > 0 ? { maxTotal } : {});
+        const accepted = await this.options.frontier.push(batch, { maxTotal: this.options.maxTotal });
         if (accepted.length > 0) {
           this.options.logger.info({ sitemaps: accepted.map((t) => t.url) }, 'sitemaps queued');
         }

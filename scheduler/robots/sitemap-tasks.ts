@@ -1,17 +1,20 @@
 import type { SitemapEntry } from '../../shared/protocol/messages.js';
 import type { Lease, NewTask } from '../../shared/protocol/task.js';
 import { hostOfNormalized } from '../../shared/url/host-of-normalized.js';
+import { taskLevel, TOP_LEVEL } from '../../shared/protocol/task-priority.js';
+import { CRAWL_PRIORITY } from '../crawl-run.js';
 import { tryNormalizeUrl } from '../../shared/url/normalize.js';
 import type { RobotsRules } from './robots-rules.js';
 
-/** Sitemaps go before pages: what they list is what the site wants crawled. */
-const SITEMAP_PRIORITY = 1;
+/** Sitemaps go on the top level: what they list is what the site wants crawled. */
+const SITEMAP_PRIORITY = TOP_LEVEL;
 
 /**
  * The sitemaps of a host whose robots.txt was just read: its `Sitemap:` lines and `/sitemap.xml`,
  * in scope, as sitemap tasks of nesting depth 0.
  */
 export function rootSitemapTasks(
+  runId: string,
   origin: string,
   rules: RobotsRules,
   inScope: (url: string) => boolean,
@@ -29,6 +32,7 @@ export function rootSitemapTasks(
     if (host === null) continue;
     seen.add(url);
     tasks.push({
+      runId,
       url,
       host,
       depth: 0,
@@ -48,8 +52,13 @@ export function rootSitemapTasks(
  */
 export function sitemapEntryTasks(
   entries: readonly SitemapEntry[],
-  sitemap: Pick<Lease, 'url' | 'depth'>,
-  options: { inScope: (url: string) => boolean; maxDepth: number },
+  sitemap: Pick<Lease, 'runId' | 'url' | 'depth'>,
+  options: {
+    inScope: (url: string) => boolean;
+    maxDepth: number;
+    /** The level of a listed page (a seed of its run, depth 0); default: the single crawl's. */
+    pageLevel?: number;
+  },
 ): NewTask[] {
   const tasks: NewTask[] = [];
   for (const entry of entries) {
@@ -60,6 +69,7 @@ export function sitemapEntryTasks(
     tasks.push(
       entry.kind === 'sitemap'
         ? {
+            runId: sitemap.runId,
             url: entry.url,
             host,
             depth: sitemap.depth + 1,
@@ -69,10 +79,11 @@ export function sitemapEntryTasks(
             lastmod: entry.lastmod,
           }
         : {
+            runId: sitemap.runId,
             url: entry.url,
             host,
             depth: 0,
-            priority: 0,
+            priority: options.pageLevel ?? taskLevel(CRAWL_PRIORITY, 0),
             parentUrl: sitemap.url,
             kind: 'page',
             lastmod: entry.lastmod,

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
-import type { NewTask } from '../../shared/protocol/task.js';
+import { DEFAULT_RUN_ID, type NewTask } from '../../shared/protocol/task.js';
 
 const { values } = parseArgs({
   options: {
@@ -31,6 +31,7 @@ const newTask = (): NewTask => {
   // One host in two is big.test, so excluding it shows lease()'s worst case.
   const host = serial % 2 === 0 ? 'big.test' : `h${serial % HOSTS}.example.test`;
   return {
+    runId: DEFAULT_RUN_ID,
     url: `https://${host}/section/${serial % 997}/page-${serial}.html?ref=bench`,
     host,
     depth: 1,
@@ -42,6 +43,7 @@ const seenTask = (): NewTask => {
   const n = 1 + Math.floor(Math.random() * serial);
   const host = n % 2 === 0 ? 'big.test' : `h${n % HOSTS}.example.test`;
   return {
+    runId: DEFAULT_RUN_ID,
     url: `https://${host}/section/${n % 997}/page-${n}.html?ref=bench`,
     host,
     depth: 1,

@@ -26,6 +26,11 @@ export const API_ERROR_CODES = {
     meaning: "a master API request's path, query or body does not validate; `problems` lists each field",
   },
   MISSING_URL: { status: 400, retriable: false, meaning: 'GET /why needs ?url=' },
+  RUN_NOT_HOSTED: {
+    status: 404,
+    retriable: false,
+    meaning: 'no run of that id is hosted by this scheduler (start it first; GET /runs lists them)',
+  },
   URL_INVALID: { status: 400, retriable: false, meaning: 'the URL cannot be parsed' },
   URL_UNSUPPORTED_SCHEME: { status: 400, retriable: false, meaning: 'the URL is not http or https' },
   URL_TOO_LONG: { status: 400, retriable: false, meaning: 'the URL is longer than the limit' },

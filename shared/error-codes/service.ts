@@ -90,6 +90,19 @@ export const SERVICE_ERROR_CODES = {
     meaning: 'a queue prefix with characters RabbitMQ names cannot hold',
   },
   FRONTIER_BAD_CACHE_SIZE: { retriable: false, meaning: 'a ledger cache size out of range' },
+  FRONTIER_BAD_RUN_ID: {
+    retriable: false,
+    meaning: 'a run id that is not 1-64 of [A-Za-z0-9_-] (it names broker queues)',
+  },
+  FRONTIER_RUN_CANCELLED: {
+    retriable: false,
+    meaning: 'a cancelled run cannot be paused or resumed',
+  },
+  FRONTIER_OLD_LAYOUT: {
+    retriable: false,
+    meaning:
+      'the broker or ledger holds a frontier of the layout before runs and quorum queues; the message names what to remove',
+  },
   SINK_UNAVAILABLE: { retriable: true, meaning: 'Kafka cannot be reached or did not answer in time' },
   SINK_TIMEOUT: { retriable: true, meaning: 'Kafka did not confirm a send within its deadline' },
   SINK_KAFKA: { retriable: true, meaning: 'any other Kafka write failure that may pass' },

@@ -101,6 +101,23 @@ export function archiveKey(input: { jobId: string; date: Date; name: string }): 
   return `archives/${jobId}/${yyyy}/${mm}/${dd}/${name}`;
 }
 
+/**
+ * Where the claim check puts one part of one capture (page record `/3`):
+ * `captures/<jobId>/<runId>/<captureId>/<part>`, so a record's blobs are found from its ids and a
+ * run's blobs listed by prefix. Null when an id is not one safe path segment (the caller then
+ * stores the part by content, under `contentKey`).
+ */
+export function captureKey(input: {
+  jobId: string;
+  runId: string;
+  captureId: string;
+  part: 'body' | 'links';
+}): string | null {
+  const { jobId, runId, captureId, part } = input;
+  if (![jobId, runId, captureId].every(isSafeSegment)) return null;
+  return `captures/${jobId}/${runId}/${captureId}/${part}`;
+}
+
 const SEGMENT = /^[A-Za-z0-9._=+-]{1,200}$/;
 
 function isSafeSegment(segment: string): boolean {

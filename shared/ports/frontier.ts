@@ -5,22 +5,35 @@ import type { Lease, NewTask } from '../protocol/task.js';
  * with manual acks: a task is leased, then settled (acked, retried or failed) by naming its lease.
  * A lease that expires, or that is released, puts the task back. Settling a stale lease (one that
  * expired and was leased again) is ignored, never applied twice.
+ *
+ * Every task belongs to a run (`NewTask.runId`). One frontier serves many runs at once: each has
+ * its own seen-set (the same URL in two runs is two tasks), its own `maxTotal`, its own counters
+ * and its own control state (active, paused, cancelled), which is durable: it survives a restart
+ * of the frontier's process. A run exists from its first push or control call.
  */
 export interface Frontier {
   /**
-   * Durably accept tasks whose URL was never accepted before (the frontier is also the seen-set).
-   * With `maxTotal`, stops accepting once that many URLs were ever accepted. Resolves with the
-   * tasks accepted, once they are durable.
+   * Durably accept tasks whose URL was never accepted before in their run (the frontier is also
+   * each run's seen-set). With `maxTotal`, a run stops accepting once that many of its URLs were
+   * ever accepted. Tasks of a cancelled run are not accepted. Resolves with the tasks accepted,
+   * once they are durable.
    */
   push(tasks: readonly NewTask[], options?: PushOptions): Promise<NewTask[]>;
 
   /**
-   * Lease up to `max` ready tasks, highest priority first, then oldest first. Tasks on
-   * `excludeHosts` are skipped. Each lease lasts `leaseMs` unless settled or released first.
+   * Lease up to `max` ready tasks of active runs, higher priority levels first without starving
+   * the lower ones (every level keeps a guaranteed share, see level-picker.ts), oldest first within
+   * a level. Tasks of paused or cancelled runs are never leased. Tasks on `excludeHosts` are
+   * skipped. Each lease lasts `leaseMs` unless settled or released first.
    */
   lease(max: number, options?: LeaseOptions): Promise<Lease[]>;
 
-  /** Apply a batch of outcomes in one durable step (all or nothing). */
+  /**
+   * Apply a batch of outcomes in one durable step (all or nothing). Outcomes of a cancelled run's
+   * leases are applied as far as they finish the task (an ack is done, a failure failed), but
+   * their discovered tasks are not accepted and a retry or release drops the task instead of
+   * queueing it again.
+   */
   settle(batch: Settlement): Promise<SettleResult>;
 
   /** Put leased tasks back at once, without counting an attempt (their crawler went away). */
@@ -37,12 +50,34 @@ export interface Frontier {
   isLeaseLive?(lease: Pick<Lease, 'taskId' | 'leaseId'>): boolean;
 
   /**
-   * Optional. What the frontier knows of one URL (normalised), or null if it never accepted it:
-   * for "why not yet?" answers. Adapters that cannot look a URL up may omit it.
+   * Optional. What the frontier knows of one URL (normalised) of a run, or null if the run never
+   * accepted it: for "why not yet?" answers. Adapters that cannot look a URL up may omit it.
    */
-  inspect?(url: string): Promise<TaskView | null>;
+  inspect?(runId: string, url: string): Promise<TaskView | null>;
 
-  stats(): Promise<FrontierStats>;
+  /** Counters of one run, or of every run together when `runId` is omitted. */
+  stats(runId?: string): Promise<FrontierStats>;
+
+  /**
+   * Stops leasing the run's tasks, at once and durably. Its queued work stays where it is,
+   * untouched (a broker adapter stops consuming it: no redelivery loop while paused); its
+   * current leases live on and settle as usual. Pausing a paused run does nothing; a cancelled
+   * run cannot be paused (FRONTIER_RUN_CANCELLED).
+   */
+  pauseRun(runId: string): Promise<void>;
+
+  /** Leases the run's tasks again. Resuming an active run does nothing; a cancelled one throws FRONTIER_RUN_CANCELLED. */
+  resumeRun(runId: string): Promise<void>;
+
+  /**
+   * Cancels the run for good: its queued and delayed work is removed and it accepts nothing more.
+   * Resolves with how many tasks were removed (0 when already cancelled). Leases still out settle
+   * as `settle` describes; they are not counted here.
+   */
+  cancelRun(runId: string): Promise<number>;
+
+  /** Every run this frontier knows (it has tasks, or a control call named it), with its state. */
+  runs(): Promise<RunControl[]>;
 
   /** The checkpoint stored with the last settle (see Settlement.checkpoint), or null. */
   checkpoint(): Promise<string | null>;
@@ -50,8 +85,22 @@ export interface Frontier {
   close(): Promise<void>;
 }
 
+/** A run's control state. */
+export type RunState = 'active' | 'paused' | 'cancelled';
+
+export interface RunControl {
+  runId: string;
+  state: RunState;
+}
+
+/**
+ * A run's `maxTotal`: how many URLs it may ever accept, or undefined (or 0) for no limit. Asked
+ * per run, at the time of the call, so a raised limit takes effect on the next push or settle.
+ */
+export type RunLimit = (runId: string) => number | undefined;
+
 export interface PushOptions {
-  maxTotal?: number;
+  maxTotal?: RunLimit;
 }
 
 export interface LeaseOptions {
@@ -80,8 +129,8 @@ export interface Settlement {
     error: string;
     discovered?: readonly NewTask[];
   }[];
-  /** Limit for discovered tasks, as PushOptions.maxTotal. */
-  maxTotal?: number;
+  /** Limit for discovered tasks, per run, as PushOptions.maxTotal. */
+  maxTotal?: RunLimit;
   /** Opaque position in the page sink, stored atomically with this settlement. */
   checkpoint?: string;
 }
@@ -92,13 +141,14 @@ export interface SettleResult {
   /** Discovered tasks newly accepted. */
   accepted: number;
   /**
-   * True when `maxTotal` kept out a discovered URL the frontier did not already have: it was
-   * refused, not seen, and a crawl given a higher cap later must still be able to queue it. Absent
+   * True when `maxTotal` kept out a discovered URL its run did not already have: it was refused,
+   * not seen, and a run given a higher cap later must still be able to queue it. Absent
    * (or false) when every discovered URL of the applied settlements was accepted or already known.
    */
   capped?: boolean;
 }
 
+/** Counts of one run, or of all runs together. */
 export interface FrontierStats {
   /** Ready to lease now. */
   ready: number;
@@ -109,12 +159,18 @@ export interface FrontierStats {
   failed: number;
   /** Every URL ever accepted. */
   total: number;
+  /** Tasks a cancel removed (queued or delayed when their run was cancelled, or dropped after). */
+  cancelled: number;
 }
 
 export interface TaskView {
   url: string;
-  /** `queued`: waiting its turn; `delayed`: a retry not yet due; `pending`: in the broker, place unknown. */
-  state: 'queued' | 'delayed' | 'pending' | 'leased' | 'done' | 'failed';
+  runId: string;
+  /**
+   * `queued`: waiting its turn; `delayed`: a retry not yet due; `pending`: in the broker, place
+   * unknown; `cancelled`: its run was cancelled before it finished.
+   */
+  state: 'queued' | 'delayed' | 'pending' | 'leased' | 'done' | 'failed' | 'cancelled';
   attempt: number;
   lastError: string | null;
   /** When a delayed task becomes ready (ms since the epoch), when known. */

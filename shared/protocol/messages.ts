@@ -116,6 +116,21 @@ export type CrawlerTextMessage = z.infer<typeof crawlerTextMessageSchema>;
 export type Hello = z.infer<typeof helloSchema>;
 
 // scheduler → crawler
+/**
+ * The fetch settings of one run (protocol 4): sent before the first task of the run on a
+ * connection, and again when they change; tasks naming the run are fetched with them. A crawler
+ * keeps them for the connection (at most MAX_RUNS_PER_SESSION runs, the oldest forgotten first).
+ */
+export const runSettingsSchema = z.object({
+  type: z.literal('run'),
+  runId: z.string().min(1).max(64),
+  fetch: fetchSettingsSchema,
+});
+export type RunSettingsMessage = z.infer<typeof runSettingsSchema>;
+
+/** Runs whose fetch settings a crawler keeps per connection. */
+export const MAX_RUNS_PER_SESSION = 1000;
+
 export const wireTaskSchema = z.object({
   taskId: z.string(),
   url: z.string(),
@@ -135,6 +150,15 @@ export const wireTaskSchema = z.object({
    * sends the request once, not once more on a fresh socket (the server resets this URL).
    */
   lastErrorCode: z.string().max(100).optional(),
+  /**
+   * The run and job the task belongs to (protocol 4). The crawler fetches it with the run's fetch
+   * settings (the last `run` message naming it; absent or unknown: the welcome's) and copies both
+   * into its record. Absent: the scheduler's default run.
+   */
+  runId: z.string().min(1).max(64).optional(),
+  jobId: z.string().min(1).max(200).optional(),
+  /** A unique id of this fetch (a UUID per dispatched attempt), copied into its record. */
+  captureId: z.string().min(1).max(100).optional(),
 });
 export type WireTask = z.infer<typeof wireTaskSchema>;
 
@@ -152,6 +176,7 @@ export const schedulerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('drain') }),
   /** New fetch rules (a crawl was submitted with other settings); they apply to the next task. */
   z.object({ type: z.literal('settings'), fetch: fetchSettingsSchema }),
+  runSettingsSchema,
 ]);
 export type SchedulerMessage = z.infer<typeof schedulerMessageSchema>;
 

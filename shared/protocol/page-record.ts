@@ -3,8 +3,12 @@ import { z } from 'zod';
 /**
  * Version tag written into every page record; bump on any incompatible change (docs/page-record.md).
  * `/2`: `links` and `nofollowLinks` may be null, moved to the blob store with `linksRef`.
+ * `/3`: every record names its `jobId`, `runId` and `captureId` (many crawls share one stream).
  */
-export const PAGE_RECORD_SCHEMA = 'ackcrawl.page/2';
+export const PAGE_RECORD_SCHEMA = 'ackcrawl.page/3';
+
+/** The job of records whose crawl is not one of the master's jobs (`ackcrawl crawl`, `POST /crawl`). */
+export const DEFAULT_JOB_ID = 'default';
 
 export const recordErrorSchema = z.object({ code: z.string(), message: z.string() });
 export type RecordError = z.infer<typeof recordErrorSchema>;
@@ -69,6 +73,16 @@ export const linksDroppedSchema = z.object({
  */
 export const storedPageRecordSchema = z.object({
   schema: z.literal(PAGE_RECORD_SCHEMA),
+  /** The job whose run fetched it (`default` for a crawl that is not a master job). */
+  jobId: z.string(),
+  /** The run (one execution of the job) it belongs to (`default` for the scheduler's single crawl). */
+  runId: z.string(),
+  /**
+   * A unique id of this fetch (a UUID per dispatched attempt): it joins the record, its blobs in the
+   * blob store (their keys contain it) and its SQL rows. A record the scheduler writes without a
+   * fetch (robots.txt denial) has its own.
+   */
+  captureId: z.string(),
   url: z.string(),
   finalUrl: z.string().nullable(),
   status: z.number().int().nullable(),

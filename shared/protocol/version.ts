@@ -3,5 +3,7 @@
  * 3: the token moved from the hello to the upgrade request (`Authorization: Bearer …`); crawlers say
  *    which tasks they are `working` on, hand back unstarted ones (`release`) and drain on request;
  *    tasks carry `lastErrorCode`.
+ * 4: many runs per scheduler: tasks carry `runId`, `jobId` and `captureId`; a `run` message gives
+ *    the fetch settings of one run (the welcome's are the default run's).
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;

@@ -1,5 +1,6 @@
 import type { Frontier, TaskView } from '../ports/frontier.js';
 import type { HostPoliteness, Located, WhyAnswer } from '../protocol/why.js';
+import { DEFAULT_RUN_ID } from '../protocol/task.js';
 import { hostOfNormalized } from '../url/host-of-normalized.js';
 import { normalizeUrl } from '../url/normalize.js';
 
@@ -16,6 +17,8 @@ export interface ExplainDeps {
   /** Null when the URL is in scope; else the rule that keeps it out, in words. */
   scopeProblem: (url: string) => string | null;
   frontier: Pick<Frontier, 'inspect'>;
+  /** The run whose URL this is; the default run (the single crawl) unless given. */
+  runId?: string;
   locate: (url: string) => Located | null;
   crawlerOf: (sessionId: string) => string | null;
   /** The host's politeness now; absent when nothing is running (an answer from files alone). */
@@ -62,10 +65,13 @@ export async function explainUrl(url: string, deps: ExplainDeps): Promise<WhyAns
     robots,
   });
 
-  const task = (await deps.frontier.inspect?.(normalized)) ?? null;
+  const task = (await deps.frontier.inspect?.(deps.runId ?? DEFAULT_RUN_ID, normalized)) ?? null;
   const taskView = task ? viewOf(task) : null;
   const same = duplicateOf ? ` (as ${normalized})` : '';
   if (task?.state === 'done') return answer('done', `fetched and recorded${same}`, { task: taskView });
+  if (task?.state === 'cancelled') {
+    return answer('failed', `its run was cancelled before it was fetched${same}`, { task: taskView });
+  }
   if (task?.state === 'failed') {
     const denied = task.lastError?.startsWith('ROBOTS_DENIED') === true;
     return answer(

@@ -18,6 +18,8 @@ export interface FrontierFixture {
   elapse?: (ms: number) => Promise<void>;
   /** A crashed process's leases come back at once (a broker sees its connection drop), not at expiry. */
   crashReleasesLeases?: boolean;
+  /** For a broker: a run's queues as the broker sees them (ready messages, consumers). */
+  queueState?: (runId: string) => Promise<{ ready: number; consumers: number }>;
 }
 
 export type MakeFrontier = (ctx: { clock: FakeClock }) => Promise<FrontierFixture>;
@@ -51,7 +53,15 @@ export function caseDefiner(make: MakeFrontier, clockFactory: () => FakeClock): 
 }
 
 export function task(url: string, fields: Partial<NewTask> = {}): NewTask {
-  return { url, host: new URL(url).host, depth: 0, priority: 0, parentUrl: null, ...fields };
+  return {
+    runId: 'default',
+    url,
+    host: new URL(url).host,
+    depth: 0,
+    priority: 0,
+    parentUrl: null,
+    ...fields,
+  };
 }
 
 export function tasks(prefix: string, n: number, fields: Partial<NewTask> = {}): NewTask[] {

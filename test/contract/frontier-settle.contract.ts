@@ -78,6 +78,7 @@ export function frontierSettleCases(define: DefineCase): void {
         done: 0,
         failed: 0,
         total: 1,
+        cancelled: 0,
       });
     });
 
@@ -152,6 +153,7 @@ export function frontierSettleCases(define: DefineCase): void {
         done: 0,
         failed: 1,
         total: 1,
+        cancelled: 0,
       });
     });
 
@@ -198,7 +200,7 @@ export function frontierSettleCases(define: DefineCase): void {
         ],
         retries: [],
         failures: [],
-        maxTotal: 5,
+        maxTotal: () => 5,
       });
       assert.deepEqual(result, { applied: 2, accepted: 3, capped: true });
       assert.equal((await frontier.stats()).total, 5);
@@ -215,7 +217,7 @@ export function frontierSettleCases(define: DefineCase): void {
           acks: [{ lease: ref(l0), discovered: [task('https://a.test/1'), task('https://a.test/2')] }],
           retries: [],
           failures: [],
-          maxTotal: 3,
+          maxTotal: () => 3,
         });
         assert.deepEqual(known, { applied: 1, accepted: 0 });
         // Room for one: the second new URL is refused, and the result says so.
@@ -228,18 +230,18 @@ export function frontierSettleCases(define: DefineCase): void {
           ],
           retries: [],
           failures: [],
-          maxTotal: 4,
+          maxTotal: () => 4,
         });
         assert.deepEqual(cut, { applied: 1, accepted: 1 }, 'a repeat of the accepted URL is not refused');
         const refused = await frontier.settle({
           acks: [{ lease: ref(l2), discovered: [task('https://a.test/0'), task('https://b.test/later')] }],
           retries: [],
           failures: [],
-          maxTotal: 4,
+          maxTotal: () => 4,
         });
         assert.deepEqual(refused, { applied: 1, accepted: 0, capped: true });
         // With a higher cap the refused URL is accepted: nothing remembered it as seen.
-        assert.deepEqual(urls(await frontier.push([task('https://b.test/later')], { maxTotal: 10 })), [
+        assert.deepEqual(urls(await frontier.push([task('https://b.test/later')], { maxTotal: () => 10 })), [
           'https://b.test/later',
         ]);
         await assertStatsAddUp(frontier);
@@ -292,6 +294,7 @@ export function frontierSettleCases(define: DefineCase): void {
         done: 0,
         failed: 0,
         total: 2,
+        cancelled: 0,
       });
       assert.equal(await ack(frontier, l0), 1);
     });

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import type { BlobStore } from '../../shared/ports/blob-store.js';
-import { contentKey } from '../../shared/ports/blob-store.js';
+import { captureKey } from '../../shared/ports/blob-store.js';
 import type { PageSink, SinkRecord } from '../../shared/ports/page-sink.js';
 import {
   PAGE_RECORD_SCHEMA,
@@ -30,6 +30,9 @@ export function pageRecord(url: string, seq: number, fields: Partial<PageRecord>
   const body = fields.body ?? `<p>${url} #${seq}</p>`;
   return {
     schema: PAGE_RECORD_SCHEMA,
+    jobId: 'job-1',
+    runId: 'run-1',
+    captureId: `capture-${seq}`,
     url,
     finalUrl: url,
     status: 200,
@@ -166,7 +169,7 @@ export function pageSinkContract(name: string, makeSink: MakePageSink): void {
       assert.deepEqual(parsed.bodyRef, {
         store: claimCheck.blobStore.location.store,
         bucket: claimCheck.blobStore.location.bucket,
-        key: contentKey(sha256(bytes)),
+        key: captureKey({ jobId: 'job-1', runId: 'run-1', captureId: 'capture-1', part: 'body' }),
         sha256: sha256(bytes),
         bytes: bytes.length,
       });
@@ -202,7 +205,7 @@ export function pageSinkContract(name: string, makeSink: MakePageSink): void {
       assert.deepEqual(await claimCheck.blobStore.get(parsed.bodyRef?.key ?? ''), raw);
     });
 
-    define('the same large body in two records is stored once', async ({ sink, readBack, claimCheck }) => {
+    define('each capture keeps its body under its own capture id', async ({ sink, readBack, claimCheck }) => {
       const body = 'z'.repeat(700 * 1024);
       await sink.write([sinkRecord(pageRecord('https://a.test/p1', 1, { body }))]);
       await sink.write([sinkRecord(pageRecord('https://a.test/p2', 2, { body }))]);
@@ -211,9 +214,12 @@ export function pageSinkContract(name: string, makeSink: MakePageSink): void {
       if (!claimCheck) return;
       const [a, b] = stored;
       assert.ok(a?.bodyRef && b?.bodyRef);
-      assert.equal(a.bodyRef.key, b.bodyRef.key);
-      const again = await claimCheck.blobStore.putContentAddressed(Buffer.from(body));
-      assert.equal(again.existed, true);
+      // The record, its blob and its SQL rows join on the capture id (page record /3).
+      assert.equal(a.bodyRef.key, `captures/job-1/run-1/${a.captureId}/body`);
+      assert.equal(b.bodyRef.key, `captures/job-1/run-1/${b.captureId}/body`);
+      assert.notEqual(a.bodyRef.key, b.bodyRef.key);
+      assert.equal(a.bodyRef.sha256, b.bodyRef.sha256);
+      assert.equal((await claimCheck.blobStore.get(b.bodyRef.key)).toString('utf8'), body);
     });
 
     define('close waits for writes in progress, and is safe to call twice', async ({ sink, readBack }) => {

@@ -27,12 +27,12 @@ const MiB = 1024 * 1024;
 
 const record = (url: string, padBytes: number): SinkRecord => ({
   key: url,
-  value: Buffer.from(JSON.stringify({ url, outcome: 'ok', pad: 'x'.repeat(padBytes) })),
+  value: Buffer.from(JSON.stringify({ runId: 'default', url, outcome: 'ok', pad: 'x'.repeat(padBytes) })),
 });
 
 /** Every line of every segment in `dir`, each checked to be a whole JSON record. */
-function segmentLines(dir: string): { url: string }[] {
-  const lines: { url: string }[] = [];
+function segmentLines(dir: string): { runId: 'default'; url: string }[] {
+  const lines: { runId: 'default'; url: string }[] = [];
   for (const file of readdirSync(dir)
     .filter((f) => /^pages-\d+\.jsonl$/.test(f))
     .sort()) {
@@ -40,7 +40,7 @@ function segmentLines(dir: string): { url: string }[] {
     assert.ok(text === '' || text.endsWith('\n'), `${file} ends with a whole line`);
     for (const [i, line] of text.split('\n').slice(0, -1).entries()) {
       try {
-        lines.push(JSON.parse(line) as { url: string });
+        lines.push(JSON.parse(line) as { runId: 'default'; url: string });
       } catch {
         assert.fail(`${file} line ${i + 1} is not JSON: ${line.slice(0, 80)}…`);
       }
@@ -123,7 +123,7 @@ describe('a full disk (a real tmpfs)', () => {
       freeDisk(filler);
       assert.equal(
         await sink.write([record('https://a.test/1', 100)]),
-        `2:${Buffer.byteLength(JSON.stringify({ url: 'https://a.test/1', outcome: 'ok', pad: 'x'.repeat(100) })) + 1}`,
+        `2:${Buffer.byteLength(JSON.stringify({ runId: 'default', url: 'https://a.test/1', outcome: 'ok', pad: 'x'.repeat(100) })) + 1}`,
       );
       assert.deepEqual(
         segmentLines(dir).map((l) => l.url),
@@ -150,7 +150,12 @@ describe('a full disk (a real tmpfs)', () => {
       const random = (url: string): SinkRecord => ({
         key: url,
         value: Buffer.from(
-          JSON.stringify({ url, outcome: 'ok', pad: randomBytes(60_000).toString('base64') }),
+          JSON.stringify({
+            runId: 'default',
+            url,
+            outcome: 'ok',
+            pad: randomBytes(60_000).toString('base64'),
+          }),
         ),
       });
       // Room for the record (80 KB) but not for it compressed as well (about 60 KB).
@@ -174,7 +179,14 @@ describe('a full disk (a real tmpfs)', () => {
     try {
       const path = join(disk.dir, 'frontier.sqlite');
       const frontier = openSqliteFrontier({ path });
-      const task = (url: string) => ({ url, host: 'a.test', depth: 1, priority: 0, parentUrl: null });
+      const task = (url: string) => ({
+        runId: 'default',
+        url,
+        host: 'a.test',
+        depth: 1,
+        priority: 0,
+        parentUrl: null,
+      });
       await frontier.push([task('https://a.test/')]);
       const filler = fillDisk(disk.dir);
       const many = Array.from({ length: 2000 }, (_, i) => task(`https://a.test/${i}/${'p'.repeat(400)}`));

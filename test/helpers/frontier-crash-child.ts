@@ -16,6 +16,7 @@ if (path === undefined || prefix === undefined) {
 }
 
 const task = (url: string, depth = 0): NewTask => ({
+  runId: 'default',
   url,
   host: new URL(url).host,
   depth,

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { WebSocket } from 'ws';
 import type { OutcomeHeader, SchedulerMessage, WireTask } from '../../shared/protocol/messages.js';
-import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../shared/protocol/page-record.js';
+import { DEFAULT_JOB_ID, PAGE_RECORD_SCHEMA, type PageRecord } from '../../shared/protocol/page-record.js';
+import { DEFAULT_RUN_ID } from '../../shared/protocol/task.js';
 import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
 import { waitFor } from './wait-for.js';
 
@@ -172,6 +174,9 @@ export class RawClient {
 export function pageRecord(task: WireTask, fields: Partial<PageRecord> = {}): Buffer {
   const record: PageRecord = {
     schema: PAGE_RECORD_SCHEMA,
+    jobId: task.jobId ?? DEFAULT_JOB_ID,
+    runId: task.runId ?? DEFAULT_RUN_ID,
+    captureId: task.captureId ?? randomUUID(),
     url: task.url,
     finalUrl: task.url,
     status: 200,

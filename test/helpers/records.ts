@@ -25,3 +25,9 @@ export function countByUrl(records: readonly PageRecord[]): Map<string, number> 
   for (const r of records) counts.set(r.url, (counts.get(r.url) ?? 0) + 1);
   return counts;
 }
+
+/** The job and run a record names (page records carry them since runs; older ones have neither). */
+export function recordTags(record: PageRecord): { jobId: string | undefined; runId: string | undefined } {
+  const tagged = record as unknown as { jobId?: string; runId?: string };
+  return { jobId: tagged.jobId, runId: tagged.runId };
+}

@@ -270,6 +270,7 @@ describe('master API: why not yet?', () => {
       hosts: createHostPolicy({ listenHost: '127.0.0.1', allowedHosts: [] }),
       status: () => ({ status: 'idle', progress: {}, summary: null, output: '' }),
       submit: async () => ({ accepted: 0 }),
+      runs: () => [],
       why: async (url) => {
         asked.push(url);
         if (url === 'not a url') throw new InvalidInputError('URL_INVALID', 'the URL cannot be parsed');

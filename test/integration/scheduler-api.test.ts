@@ -8,6 +8,7 @@ import { InvalidInputError } from '../../shared/errors.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { CrawlRequest, CrawlStatus } from '../../shared/protocol/crawl-api.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
+import type { RunReport } from '../../scheduler/runs/run-host.js';
 
 const TOKEN = 'api-token-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -30,6 +31,15 @@ describe('scheduler HTTP API (createSchedulerApp)', () => {
   let server: Server;
   let port: number;
   const submitted: CrawlRequest[] = [];
+  const whyAsked: { url: string; runId: string | undefined }[] = [];
+  const reports: RunReport[] = [
+    {
+      runId: 'r1',
+      jobId: 'j1',
+      state: 'paused',
+      counters: { done: 2, failed: 0, queued: 5, inFlight: 0, pagesPerSecond: 0 },
+    },
+  ];
   const status: CrawlStatus = {
     status: 'idle',
     progress: { done: 3 },
@@ -87,12 +97,14 @@ describe('scheduler HTTP API (createSchedulerApp)', () => {
         submitted.push(req);
         return { accepted: req.seeds.length };
       },
-      why: async (url) => {
+      why: async (url, runId) => {
+        whyAsked.push({ url, runId });
         if (url === 'boom') throw new Error('database file /var/lib/secret is locked');
         if (!url.startsWith('http'))
           throw new InvalidInputError('URL_INVALID', `not a valid absolute URL: ${url}`);
         return { url } as WhyAnswer;
       },
+      runs: () => reports,
       logger: silentLogger(),
     });
     server = createServer(app.callback());
@@ -115,6 +127,7 @@ describe('scheduler HTTP API (createSchedulerApp)', () => {
       ['GET', '/crawl'],
       ['POST', '/crawl'],
       ['GET', '/why?url=http://a.test/'],
+      ['GET', '/runs'],
     ] as const) {
       const variants: Record<string, string>[] = [
         {},
@@ -133,6 +146,19 @@ describe('scheduler HTTP API (createSchedulerApp)', () => {
     const ok = await call('GET', '/crawl', { headers: AUTH });
     assert.equal(ok.status, 200);
     assert.deepEqual(ok.json, status);
+  });
+
+  test('GET /runs lists the hosted runs; GET /why takes an optional runId, checked', async () => {
+    const runs = await call('GET', '/runs', { headers: AUTH });
+    assert.equal(runs.status, 200, runs.text);
+    assert.deepEqual(runs.json, { runs: reports });
+    const why = await call('GET', '/why?url=http://a.test/&runId=r1', { headers: AUTH });
+    assert.equal(why.status, 200, why.text);
+    assert.deepEqual(whyAsked.at(-1), { url: 'http://a.test/', runId: 'r1' });
+    await call('GET', '/why?url=http://a.test/', { headers: AUTH });
+    assert.deepEqual(whyAsked.at(-1), { url: 'http://a.test/', runId: undefined });
+    const bad = await call('GET', '/why?url=http://a.test/&runId=../x', { headers: AUTH });
+    assertError(bad, 400, 'FRONTIER_BAD_RUN_ID');
   });
 
   test('POST /crawl with a valid body is accepted', async () => {

@@ -64,7 +64,14 @@ describe('settler + Kafka sink + MinIO claim check', () => {
     try {
       const urls = ['https://a.test/large', 'https://a.test/small'];
       await frontier.push(
-        urls.map((url) => ({ url, host: 'a.test', depth: 0, priority: 0, parentUrl: null })),
+        urls.map((url) => ({
+          runId: 'default',
+          url,
+          host: 'a.test',
+          depth: 0,
+          priority: 0,
+          parentUrl: null,
+        })),
       );
       const [large, small] = await frontier.lease(2);
       assert.ok(large && small);
@@ -75,7 +82,14 @@ describe('settler + Kafka sink + MinIO claim check', () => {
         bodySha256: createHash('sha256').update(body).digest('hex'),
       });
       settler.ack(large, sinkRecord(largeRecord), [
-        { url: 'https://a.test/child', host: 'a.test', depth: 1, priority: -1, parentUrl: large.url },
+        {
+          runId: 'default',
+          url: 'https://a.test/child',
+          host: 'a.test',
+          depth: 1,
+          priority: -1,
+          parentUrl: large.url,
+        },
       ]);
       settler.ack(small, sinkRecord(pageRecord(small.url, 1)), []);
 

@@ -58,6 +58,7 @@ describe('crawler endpoint: authentication and limits', () => {
     sink = new FileSink({ dir });
     ticks = 0;
     const seeds: NewTask[] = Array.from({ length: SEEDS }, (_, i) => ({
+      runId: 'default',
       url: `http://h${i}.test/`,
       host: `h${i}.test`,
       depth: 0,

@@ -59,6 +59,7 @@ describe('scheduler WebSocket protocol', () => {
     sink = new FileSink({ dir });
     ticks = 0;
     const seeds: NewTask[] = Array.from({ length: SEEDS }, (_, i) => ({
+      runId: 'default',
       url: `http://h${i}.test/`,
       host: `h${i}.test`,
       depth: 0,

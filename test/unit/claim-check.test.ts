@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { claimCheck } from '../../shared/adapters/page-sink/claim-check.js';
 import { restoreClaimChecks } from '../../shared/adapters/page-sink/claim-check-restore.js';
 import type { SinkRecord } from '../../shared/ports/page-sink.js';
@@ -20,6 +20,9 @@ function record(url: string, fields: Partial<PageRecord> = {}): PageRecord {
   const body = fields.body ?? '<p>small</p>';
   return pageRecordSchema.parse({
     schema: PAGE_RECORD_SCHEMA,
+    jobId: 'job-1',
+    runId: 'run-1',
+    captureId: randomUUID(),
     url,
     finalUrl: url,
     status: 200,
@@ -151,6 +154,24 @@ describe('the claim check', () => {
     const b = { ...a, url: 'http://127.0.0.1:8080/sitemap-copy.xml' };
     await claimCheck([sink(a), sink(b)], { blobStore: store, thresholdBytes: THRESHOLD, concurrency: 1 });
     assert.equal(store.blobs.size, 2, 'one body and one link list for both');
+  });
+
+  test("blobs go under the capture's key; a record without a capture id is stored by content", async () => {
+    const store = new MemoryBlobStore();
+    const big = record('https://a.test/big', { body: 'x'.repeat(THRESHOLD + 1) });
+    const { records } = await claimCheck([sink(big)], { blobStore: store, thresholdBytes: THRESHOLD });
+    const moved = stored(records[0] as SinkRecord);
+    assert.equal(moved.bodyRef?.key, `captures/job-1/run-1/${big.captureId}/body`);
+    assert.equal(moved.bodyRef?.sha256, big.bodySha256);
+    assert.equal((await store.get(moved.bodyRef?.key ?? '')).toString('utf8'), big.body);
+    // A /2 record (no capture): content-addressed, as before.
+    const { captureId: _c, jobId: _j, runId: _r, ...older } = big;
+    const old = { key: big.url, value: Buffer.from(JSON.stringify({ ...older, schema: 'ackcrawl.page/2' })) };
+    const { records: oldOut } = await claimCheck([old], { blobStore: store, thresholdBytes: THRESHOLD });
+    const oldRef = (
+      JSON.parse((oldOut[0] as SinkRecord).value.toString('utf8')) as { bodyRef: { key: string } }
+    ).bodyRef;
+    assert.match(oldRef.key, /^bodies\/sha256\//);
   });
 
   test('restoring checks the blob against its record', async () => {

@@ -12,6 +12,7 @@ const options = { retryDelayMs: 300_000, maxAttempts: 3 };
 
 function lease(taskId: string, fields: Partial<Lease> = {}): Lease {
   return {
+    runId: 'default',
     taskId,
     leaseId: `${taskId}-lease`,
     url: `https://a.test/${taskId}`,

@@ -10,6 +10,7 @@ import type { Lease } from '../../shared/protocol/task.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const lease = (n: number): Lease => ({
+  runId: 'default',
   taskId: String(n),
   leaseId: `l${n}`,
   url: `https://a.test/${n}`,

@@ -11,6 +11,7 @@ import { waitFor } from '../helpers/wait-for.js';
 
 function lease(taskId: string): Lease {
   return {
+    runId: 'default',
     taskId,
     leaseId: `${taskId}-lease`,
     url: `https://a.test/${taskId}`,

@@ -15,6 +15,7 @@ let seq = 0;
 function lease(host: string, kind?: TaskKind): Lease {
   seq += 1;
   return {
+    runId: 'default',
     taskId: `t${seq}`,
     leaseId: `l${seq}`,
     url: `https://${host}/${seq}`,

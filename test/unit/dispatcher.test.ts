@@ -10,6 +10,7 @@ import type { Lease } from '../../shared/protocol/task.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const lease = (leaseId: string): Lease => ({
+  runId: 'default',
   taskId: 'same-task',
   leaseId,
   url: 'https://a.test/page',

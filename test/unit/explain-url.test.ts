@@ -17,10 +17,11 @@ function deps(tasks: Record<string, Partial<TaskView>>, more: Partial<ExplainDep
     clock: () => NOW,
     scopeProblem: (u) => (inScope(u) ? null : describeScope('host', SEEDS)),
     frontier: {
-      inspect: async (url) => {
+      inspect: async (_runId, url) => {
         const t = tasks[url];
         return t
           ? {
+              runId: 'default',
               url,
               state: 'queued',
               attempt: 1,
@@ -85,6 +86,7 @@ describe('why not yet? (explainUrl)', () => {
     gate.start('a.test', NOW - 200);
     gate.reportStart('a.test', NOW - 200);
     const lease = {
+      runId: 'default',
       url: 'https://a.test/p',
       host: 'a.test',
       depth: 1,

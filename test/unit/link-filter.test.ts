@@ -5,7 +5,7 @@ import { hostOfNormalized as hostKey } from '../../shared/url/host-of-normalized
 import { hostOf, normalizeUrl } from '../../shared/url/normalize.js';
 
 const inExample = (url: string): boolean => url.startsWith('https://example.test/');
-const parent = { url: 'https://example.test/', depth: 0 };
+const parent = { runId: 'default', url: 'https://example.test/', depth: 0 };
 
 describe('createLinkFilter', () => {
   test('keeps in-scope links as tasks one level deeper, with their parent and host', () => {
@@ -15,31 +15,50 @@ describe('createLinkFilter', () => {
       parent,
     );
     assert.deepEqual(tasks, [
-      { url: 'https://example.test/a', host: 'example.test', depth: 1, parentUrl: parent.url, priority: -1 },
       {
+        runId: 'default',
+        url: 'https://example.test/a',
+        host: 'example.test',
+        depth: 1,
+        parentUrl: parent.url,
+        priority: 2,
+      },
+      {
+        runId: 'default',
         url: 'https://example.test/c?x=1',
         host: 'example.test',
         depth: 1,
         parentUrl: parent.url,
-        priority: -1,
+        priority: 2,
       },
     ]);
   });
 
   test('maxDepth: links of a page at the limit are dropped; 0 means no limit', () => {
     const limited = createLinkFilter({ inScope: () => true, maxDepth: 2 });
-    assert.equal(limited(['https://example.test/x'], { url: 'https://example.test/p', depth: 1 }).length, 1);
-    assert.deepEqual(limited(['https://example.test/x'], { url: 'https://example.test/p', depth: 2 }), []);
+    assert.equal(
+      limited(['https://example.test/x'], { runId: 'default', url: 'https://example.test/p', depth: 1 })
+        .length,
+      1,
+    );
+    assert.deepEqual(
+      limited(['https://example.test/x'], { runId: 'default', url: 'https://example.test/p', depth: 2 }),
+      [],
+    );
 
     const unlimited = createLinkFilter({ inScope: () => true, maxDepth: 0 });
-    const deep = unlimited(['https://example.test/x'], { url: 'https://example.test/p', depth: 500 });
+    const deep = unlimited(['https://example.test/x'], {
+      runId: 'default',
+      url: 'https://example.test/p',
+      depth: 500,
+    });
     assert.equal(deep[0]?.depth, 501);
   });
 
   test('default priority is breadth first: shallower pages rank higher', () => {
     assert.ok(
-      defaultPriority({ url: 'u', host: 'h', depth: 1, parentUrl: null }) >
-        defaultPriority({ url: 'u', host: 'h', depth: 2, parentUrl: null }),
+      defaultPriority({ runId: 'default', url: 'u', host: 'h', depth: 1, parentUrl: null }) >
+        defaultPriority({ runId: 'default', url: 'u', host: 'h', depth: 2, parentUrl: null }),
     );
   });
 
@@ -59,6 +78,7 @@ describe('createLinkFilter', () => {
       [-100, 10],
     );
     assert.deepEqual(seen[0], {
+      runId: 'default',
       url: 'https://example.test/a.pdf',
       host: 'example.test',
       depth: 1,

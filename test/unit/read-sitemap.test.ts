@@ -90,7 +90,11 @@ describe('sitemapEntryTasks', () => {
       { url: 'http://b.test/p', kind: 'page' as const, lastmod: null },
       { url: 'http://a.test/s.xml', kind: 'sitemap' as const, lastmod: null },
     ];
-    const tasks = sitemapEntryTasks(entries, { url: BASE, depth: 0 }, { inScope, maxDepth: 1 });
+    const tasks = sitemapEntryTasks(
+      entries,
+      { runId: 'default', url: BASE, depth: 0 },
+      { inScope, maxDepth: 1 },
+    );
     assert.deepEqual(
       tasks.map((t) => [t.url, t.kind, t.depth, t.lastmod, t.parentUrl]),
       [
@@ -98,7 +102,11 @@ describe('sitemapEntryTasks', () => {
         ['http://a.test/s.xml', 'sitemap', 1, null, BASE],
       ],
     );
-    const deeper = sitemapEntryTasks(entries, { url: BASE, depth: 1 }, { inScope, maxDepth: 1 });
+    const deeper = sitemapEntryTasks(
+      entries,
+      { runId: 'default', url: BASE, depth: 1 },
+      { inScope, maxDepth: 1 },
+    );
     assert.deepEqual(
       deeper.map((t) => t.kind),
       ['page'],

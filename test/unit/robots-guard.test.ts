@@ -15,6 +15,7 @@ import { FakeClock } from '../helpers/fake-clock.js';
 const HOST = 'a.test:8080';
 const ORIGIN = `http://${HOST}`;
 const lease = (path: string, attempt = 1): Lease => ({
+  runId: 'default',
   taskId: `t${path}`,
   leaseId: `l${path}${attempt}`,
   url: `${ORIGIN}${path}`,

@@ -75,10 +75,11 @@ function countingFrontier(inner: Frontier): Frontier & { settles: Settlement[]; 
 
 const record = (url: string): SinkRecord => ({
   key: url,
-  value: Buffer.from(JSON.stringify({ url, outcome: 'ok' })),
+  value: Buffer.from(JSON.stringify({ runId: 'default', url, outcome: 'ok' })),
 });
 
 const newTask = (url: string, depth = 0): NewTask => ({
+  runId: 'default',
   url,
   host: new URL(url).host,
   depth,
@@ -149,7 +150,15 @@ describe('Settler', () => {
       sink.written.map((r) => r.key),
       [lease.url],
     );
-    assert.deepEqual(settled, [{ result: { applied: 1, accepted: 0 }, acks: 1, retries: 0, failures: 0 }]);
+    assert.deepEqual(settled, [
+      {
+        result: { applied: 1, accepted: 0 },
+        acks: 1,
+        retries: 0,
+        failures: 0,
+        byRun: new Map([['default', 1]]),
+      },
+    ]);
   });
 
   test('a final failure is recorded in the sink before the frontier marks it failed', async () => {
@@ -241,7 +250,9 @@ describe('Settler', () => {
     const stats = await sqlite.stats();
     assert.equal(stats.leased, 0);
     assert.equal(stats.delayed, 1);
-    assert.deepEqual(settled, [{ result: { applied: 1, accepted: 0 }, acks: 0, retries: 1, failures: 0 }]);
+    assert.deepEqual(settled, [
+      { result: { applied: 1, accepted: 0 }, acks: 0, retries: 1, failures: 0, byRun: new Map() },
+    ]);
   });
 
   test('recovered outcomes settle without writing their record a second time', async () => {
@@ -287,7 +298,7 @@ describe('Settler', () => {
     assert.ok(first && second);
     settler.ack(first, record(first.url), [newTask('https://a.test/new', 1)]);
     await settler.flush();
-    assert.ok(seen.has('https://a.test/new'), 'a settled discovery is remembered');
+    assert.ok(seen.has('default', 'https://a.test/new'), 'a settled discovery is remembered');
     settler.ack(second, record(second.url), [
       newTask('https://a.test/new', 1),
       newTask('https://a.test/other', 1),
@@ -307,7 +318,7 @@ describe('Settler', () => {
     sink.refuse.add(bad.url);
     const okRecord = (url: string): SinkRecord => ({
       key: url,
-      value: Buffer.from(JSON.stringify({ url, outcome: 'ok' })),
+      value: Buffer.from(JSON.stringify({ runId: 'default', url, outcome: 'ok' })),
     });
     settler.ack(good, okRecord(good.url), [newTask('https://a.test/from-good', 1)]);
     settler.ack(bad, okRecord(bad.url), [newTask('https://a.test/from-bad', 1)]);
@@ -371,7 +382,11 @@ describe('Settler', () => {
     await sqlite.release([lease]);
     settler.ack(lease, record(lease.url), [newTask('https://a.test/child', 1)]);
     await settler.flush();
-    assert.equal(seen.has('https://a.test/child'), false, 'a stale ack queued nothing, so nothing is seen');
+    assert.equal(
+      seen.has('default', 'https://a.test/child'),
+      false,
+      'a stale ack queued nothing, so nothing is seen',
+    );
     const [again] = await sqlite.lease(1);
     assert.ok(again);
     settler.ack(again, record(again.url), [newTask('https://a.test/child', 1)]);
@@ -429,8 +444,8 @@ describe('Settler', () => {
     await settler.flush();
     assert.equal((await sqlite.stats()).total, 3, 'the cap let one link in');
     assert.equal(settled[0]?.result.capped, true, 'the frontier says the cap cut the list');
-    assert.equal(seen.has('https://a.test/2'), false, 'a refused URL is not seen');
-    assert.equal(seen.has('https://a.test/3'), false);
+    assert.equal(seen.has('default', 'https://a.test/2'), false, 'a refused URL is not seen');
+    assert.equal(seen.has('default', 'https://a.test/3'), false);
 
     // The crawl is given a higher cap; another page links to the refused URLs.
     cap = 10;
@@ -440,7 +455,7 @@ describe('Settler', () => {
     assert.equal(stats.total, 5, 'the URLs refused before are queued now');
     assert.notEqual(settled[1]?.result.capped, true);
     for (const url of ['https://a.test/1', 'https://a.test/2', 'https://a.test/3']) {
-      assert.ok(seen.has(url), `${url} is seen once the frontier has it`);
+      assert.ok(seen.has('default', url), `${url} is seen once the frontier has it`);
     }
   });
 
@@ -452,7 +467,7 @@ describe('Settler', () => {
     settler.ack(a, record(a.url), [newTask('https://a.test/b', 1)]);
     await settler.flush();
     assert.equal(frontier.settles.length, 1);
-    assert.ok(seen.has('https://a.test/b'), 'a URL the frontier already had is seen, cap or not');
+    assert.ok(seen.has('default', 'https://a.test/b'), 'a URL the frontier already had is seen, cap or not');
   });
 
   test('the backlog is bounded in bytes: accepting turns false, and true again once settled', async () => {
@@ -467,7 +482,7 @@ describe('Settler', () => {
     const leases = await leaseAll(['https://a.test/1', 'https://a.test/2', 'https://a.test/3']);
     const big = (url: string): SinkRecord => ({
       key: url,
-      value: Buffer.from(JSON.stringify({ url, outcome: 'ok', body: 'x'.repeat(120_000) })),
+      value: Buffer.from(JSON.stringify({ runId: 'default', url, outcome: 'ok', body: 'x'.repeat(120_000) })),
     });
     const release = sink.holdWrites();
     const [first, second, third] = leases;
@@ -597,7 +612,14 @@ describe('Settler', () => {
     assert.ok(lease);
     sink.refuse.add(lease.url);
     const value = Buffer.from(
-      JSON.stringify({ url: lease.url, outcome: 'ok', depth: 3, parentUrl: 'https://a.test/up', attempt: 2 }),
+      JSON.stringify({
+        runId: 'default',
+        url: lease.url,
+        outcome: 'ok',
+        depth: 3,
+        parentUrl: 'https://a.test/up',
+        attempt: 2,
+      }),
     );
     settler.ack(lease, { key: lease.url, value }, []);
     await settler.flush();

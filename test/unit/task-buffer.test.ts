@@ -8,6 +8,7 @@ import type { Lease } from '../../shared/protocol/task.js';
 let seq = 0;
 function lease(host: string, path = `/${(seq += 1)}`): Lease {
   return {
+    runId: 'default',
     url: `https://${host}${path}`,
     host,
     depth: 0,

@@ -1,6 +1,7 @@
 import { isRetriablePageError, type PageErrorCode } from '../../../shared/error-codes/index.js';
 import type { OutcomeHeader, WireFailure, WireTask } from '../../../shared/protocol/messages.js';
 import { encodeOutcomeFrame } from '../../../shared/protocol/outcome-frame.js';
+import { captureOf } from './capture.js';
 import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../../shared/protocol/page-record.js';
 
 /** The code of a task the crawler's own code failed on (a bug, not the page): retried. */
@@ -16,6 +17,7 @@ export function failureOutcome(task: WireTask, err: unknown, crawlerId: string, 
     `the crawler failed on this task: ${err instanceof Error ? err.message : String(err)}`.slice(0, 500);
   const record: PageRecord = {
     schema: PAGE_RECORD_SCHEMA,
+    ...captureOf(task),
     url: task.url,
     finalUrl: null,
     status: null,

@@ -15,6 +15,7 @@ import { statusFailure } from '../fetch/fetcher.js';
 import { FetchError, toFetchError } from '../fetch/fetch-error.js';
 import { RoutedFetchError, type FetchVia } from '../fetch/routed-fetcher.js';
 import { encodeBody } from './body-encoding.js';
+import { captureOf } from './capture.js';
 import { NOT_A_PAGE } from '../render/codes.js';
 import { isHtmlMediaType, mediaTypeOf, type MediaType } from './media-type.js';
 import { readSitemap, type SitemapLimits } from '../sitemap/read-sitemap.js';
@@ -112,6 +113,7 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
   }
   const base = {
     schema: PAGE_RECORD_SCHEMA,
+    ...captureOf(task),
     url: task.url,
     depth: task.depth,
     parentUrl: task.parentUrl,

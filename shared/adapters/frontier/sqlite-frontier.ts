@@ -7,14 +7,21 @@ import type {
   LeaseOptions,
   TaskView,
   PushOptions,
+  RunControl,
+  RunLimit,
+  RunState,
   Settlement,
   SettleResult,
 } from '../../ports/frontier.js';
 import { InvalidInputError } from '../../errors.js';
+import { clampLevel, PRIORITY_LEVELS } from '../../protocol/task-priority.js';
+import { LevelPicker, pickByLevel } from './level-picker.js';
+import { Delta, RunCounts, totalOf, type CountKey } from './run-counts.js';
+import { runCancelledError } from './run-errors.js';
 import { closedError, toFrontierError } from './sqlite-errors.js';
-import { openDatabase, State, type SqliteDurability } from './sqlite-schema.js';
-import { prepareStatements, type Statements, type TaskRow } from './sqlite-statements.js';
-import { assertLeaseMs, assertNewTasks, assertSettlement } from './task-input.js';
+import { openDatabase, RunStateValue, State, type SqliteDurability } from './sqlite-schema.js';
+import { prepareStatements, type ChangedRow, type Statements, type TaskRow } from './sqlite-statements.js';
+import { assertLeaseMs, assertNewTasks, assertRunId, assertSettlement, runCap } from './task-input.js';
 
 export interface SqliteFrontierOptions {
   /** The frontier file; created with its schema when missing. */
@@ -41,24 +48,23 @@ export interface SqliteFrontier extends Frontier {
 
 type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'>;
 
-/** Rows per state. Kept in memory (recounted at open) so stats() stays cheap on a large file. */
-interface Counts {
-  queued: number;
-  leased: number;
-  done: number;
-  failed: number;
-}
-
-const STATE_KEYS: Record<number, keyof Counts> = {
+const STATE_KEYS: Record<number, CountKey> = {
   [State.queued]: 'queued',
   [State.leased]: 'leased',
   [State.done]: 'done',
   [State.failed]: 'failed',
+  [State.cancelled]: 'cancelled',
+};
+
+const RUN_STATES: Record<number, RunState> = {
+  [RunStateValue.active]: 'active',
+  [RunStateValue.paused]: 'paused',
+  [RunStateValue.cancelled]: 'cancelled',
 };
 
 /**
- * Opens the SQLite frontier at `options.path`. One process should own a file: the per-state
- * counters behind stats() and maxTotal live in this object. A task's `attempt` starts at 1 and
+ * Opens the SQLite frontier at `options.path`. One process should own a file: the per-run, per-state
+ * counters behind stats() and maxTotal, and the set of paused runs, live in this object. A task's `attempt` starts at 1 and
  * grows only with a retry settlement; an expired or released lease puts the task back with the
  * same attempt. Times (available_at, lease expiry) come from `clock`.
  */
@@ -89,7 +95,9 @@ export function openSqliteFrontier(options: SqliteFrontierOptions): SqliteFronti
 class SqliteFrontierImpl implements SqliteFrontier {
   private readonly stmts: Statements;
   private readonly transaction: Database.Transaction<(fn: () => unknown) => unknown>;
-  private readonly counts: Counts = { queued: 0, leased: 0, done: 0, failed: 0 };
+  private readonly counts = new RunCounts();
+  private readonly runStates = new Map<string, RunState>();
+  private readonly picker = new LevelPicker();
   private lastCheckpoint: string | null;
   /** Lease ids are `<random per open>.<counter>`, so no id repeats, across restarts included. */
   private readonly leaseToken = randomBytes(6).toString('base64url');
@@ -104,9 +112,12 @@ class SqliteFrontierImpl implements SqliteFrontier {
   ) {
     this.stmts = prepareStatements(db);
     this.transaction = db.transaction((fn: () => unknown) => fn());
-    for (const { state, n } of this.stmts.countByState.all()) {
+    for (const { run_id, state, n } of this.stmts.countByRunAndState.all()) {
       const key = STATE_KEYS[state];
-      if (key !== undefined) this.counts[key] = n;
+      if (key !== undefined) this.counts.set(run_id, key, n);
+    }
+    for (const { run_id, state } of this.stmts.runs.all()) {
+      this.runStates.set(run_id, RUN_STATES[state] ?? 'active');
     }
     this.lastCheckpoint = this.stmts.getMeta.get('checkpoint')?.value ?? null;
   }
@@ -116,9 +127,10 @@ class SqliteFrontierImpl implements SqliteFrontier {
     return this.write('push', (now, delta) => this.insert(tasks, options.maxTotal, now, delta).accepted);
   }
 
-  async inspect(url: string): Promise<TaskView | null> {
+  async inspect(runId: string, url: string): Promise<TaskView | null> {
     this.assertOpen();
-    const row = this.stmts.inspect.get(url);
+    assertRunId(runId);
+    const row = this.stmts.inspect.get(runId, url);
     if (row === undefined) return null;
     const now = this.clock();
     const state =
@@ -126,12 +138,15 @@ class SqliteFrontierImpl implements SqliteFrontier {
         ? 'done'
         : row.state === State.failed
           ? 'failed'
-          : row.state === State.leased
-            ? 'leased'
-            : row.available_at > now
-              ? 'delayed'
-              : 'queued';
+          : row.state === State.cancelled
+            ? 'cancelled'
+            : row.state === State.leased
+              ? 'leased'
+              : row.available_at > now
+                ? 'delayed'
+                : 'queued';
     return {
+      runId,
       url: row.url,
       state,
       attempt: row.attempt,
@@ -142,19 +157,27 @@ class SqliteFrontierImpl implements SqliteFrontier {
     };
   }
 
+  /**
+   * Reads up to `max` ready tasks of each level (one indexed walk per level), then takes from them
+   * in the level picker's order: higher levels first, every level its share.
+   */
   async lease(max: number, options: LeaseOptions = {}): Promise<Lease[]> {
     if (!(max >= 1)) return [];
     const limit = Math.min(Math.floor(max), Number.MAX_SAFE_INTEGER);
     const leaseMs = options.leaseMs ?? this.leaseMs;
     assertLeaseMs(leaseMs);
     const exclude = JSON.stringify(options.excludeHosts ?? []);
+    const paused = JSON.stringify(this.runsIn('paused'));
     return this.write('lease', (now, delta) => {
       this.requeueExpired(now, delta);
-      const rows = this.stmts.selectReady.all(now, exclude, limit);
-      return rows.map((row) => {
+      const candidates: TaskRow[][] = [];
+      for (let level = 0; level < PRIORITY_LEVELS; level++) {
+        candidates.push(this.stmts.selectReady.all(level, now, exclude, paused, limit));
+      }
+      return pickByLevel(this.picker, candidates, limit).map((row) => {
         const leaseId = `${this.leaseToken}.${(this.leaseSeq += 1).toString(36)}`;
         this.stmts.markLeased.run(leaseId, now + leaseMs, now, row.id);
-        move(delta, 'queued', 'leased');
+        delta.move(row.run_id, 'queued', 'leased');
         return toLease(row, leaseId);
       });
     });
@@ -166,32 +189,35 @@ class SqliteFrontierImpl implements SqliteFrontier {
       let applied = 0;
       let accepted = 0;
       let capped = false;
-      const discover = (discovered: readonly NewTask[] | undefined): void => {
-        if (discovered === undefined) return;
+      const discover = (runId: string, discovered: readonly NewTask[] | undefined): void => {
+        if (discovered === undefined || this.runStates.get(runId) === 'cancelled') return;
         const inserted = this.insert(discovered, batch.maxTotal, now, delta);
         accepted += inserted.accepted.length;
         capped ||= inserted.capped;
       };
       for (const { lease, discovered } of batch.acks) {
-        if (!this.apply(lease, (id, leaseId) => this.stmts.ack.run(now, id, leaseId))) continue;
-        move(delta, 'leased', 'done');
+        const row = this.apply(lease, (id, leaseId) => this.stmts.ack.get(now, id, leaseId));
+        if (row === undefined) continue;
+        moveTo(delta, row, 'leased');
         applied += 1;
         // A stale ack pushes nothing: the lease that replaced it will report its own links.
-        discover(discovered);
+        discover(row.run_id, discovered);
       }
       for (const { lease, delayMs, error } of batch.retries) {
         const availableAt = now + Math.max(0, delayMs);
-        if (!this.apply(lease, (id, leaseId) => this.stmts.retry.run(availableAt, error, now, id, leaseId))) {
-          continue;
-        }
-        move(delta, 'leased', 'queued');
+        const row = this.apply(lease, (id, leaseId) =>
+          this.stmts.retry.get(availableAt, error, now, id, leaseId),
+        );
+        if (row === undefined) continue;
+        moveTo(delta, row, 'leased');
         applied += 1;
       }
       for (const { lease, error, discovered } of batch.failures) {
-        if (!this.apply(lease, (id, leaseId) => this.stmts.fail.run(error, now, id, leaseId))) continue;
-        move(delta, 'leased', 'failed');
+        const row = this.apply(lease, (id, leaseId) => this.stmts.fail.get(error, now, id, leaseId));
+        if (row === undefined) continue;
+        moveTo(delta, row, 'leased');
         applied += 1;
-        discover(discovered);
+        discover(row.run_id, discovered);
       }
       if (batch.checkpoint !== undefined) this.stmts.setMeta.run('checkpoint', batch.checkpoint);
       return capped ? { applied, accepted, capped } : { applied, accepted };
@@ -203,9 +229,8 @@ class SqliteFrontierImpl implements SqliteFrontier {
   async release(leases: readonly LeaseRef[]): Promise<void> {
     this.write('release', (now, delta) => {
       for (const lease of leases) {
-        if (this.apply(lease, (id, leaseId) => this.stmts.release.run(now, now, id, leaseId))) {
-          move(delta, 'leased', 'queued');
-        }
+        const row = this.apply(lease, (id, leaseId) => this.stmts.release.get(now, now, id, leaseId));
+        if (row !== undefined) moveTo(delta, row, 'leased');
       }
     });
   }
@@ -215,18 +240,51 @@ class SqliteFrontierImpl implements SqliteFrontier {
     assertLeaseMs(leaseMs);
     this.write('renew', (now) => {
       for (const lease of leases) {
-        this.apply(lease, (id, leaseId) => this.stmts.renew.run(now + leaseMs, now, id, leaseId));
+        const id = parseTaskId(lease.taskId);
+        if (id !== null && typeof lease.leaseId === 'string') {
+          this.stmts.renew.run(now + leaseMs, now, id, lease.leaseId);
+        }
       }
     });
   }
 
   releaseAllLeases(): number {
     return this.write('releaseAllLeases', (now, delta) => {
-      const n = this.stmts.releaseAll.run(now, now).changes;
-      delta.leased -= n;
-      delta.queued += n;
+      const rows = this.stmts.releaseAll.all(now, now);
+      for (const row of rows) moveTo(delta, row, 'leased');
+      return rows.length;
+    });
+  }
+
+  async pauseRun(runId: string): Promise<void> {
+    this.setRunState(runId, 'paused');
+  }
+
+  async resumeRun(runId: string): Promise<void> {
+    this.setRunState(runId, 'active');
+  }
+
+  /** Marks the run cancelled and its queued tasks (delayed ones included) cancelled, in one step. */
+  async cancelRun(runId: string): Promise<number> {
+    assertRunId(runId);
+    if (this.runStates.get(runId) === 'cancelled') {
+      this.assertOpen();
+      return 0;
+    }
+    const removed = this.write('cancelRun', (now, delta) => {
+      this.stmts.setRunState.run(runId, RunStateValue.cancelled, now);
+      const n = this.stmts.cancelQueued.run(now, runId).changes;
+      delta.move(runId, 'queued', 'cancelled', n);
       return n;
     });
+    this.runStates.set(runId, 'cancelled');
+    return removed;
+  }
+
+  async runs(): Promise<RunControl[]> {
+    this.assertOpen();
+    const ids = new Set([...this.runStates.keys(), ...this.counts.runIds()]);
+    return [...ids].sort().map((runId) => ({ runId, state: this.runStates.get(runId) ?? 'active' }));
   }
 
   /**
@@ -234,20 +292,31 @@ class SqliteFrontierImpl implements SqliteFrontier {
    * for their retry delay, and leases already expired (counted as ready, as lease() would take
    * them back). Cost grows with those two sets only, not with the size of the crawl.
    */
-  async stats(): Promise<FrontierStats> {
+  async stats(runId?: string): Promise<FrontierStats> {
     this.assertOpen();
+    if (runId !== undefined) assertRunId(runId);
     try {
       const now = this.clock();
-      const delayed = this.stmts.countDelayed.get(now)?.n ?? 0;
-      const expired = this.stmts.countExpired.get(now)?.n ?? 0;
-      const { queued, leased, done, failed } = this.counts;
+      const counts = runId === undefined ? this.counts.sum() : this.counts.of(runId);
+      const delayed =
+        (runId === undefined
+          ? this.stmts.countDelayed.get(now)
+          : this.stmts.countDelayedOfRun.get(now, runId)
+        )?.n ?? 0;
+      const expired =
+        (runId === undefined
+          ? this.stmts.countExpired.get(now)
+          : this.stmts.countExpiredOfRun.get(now, runId)
+        )?.n ?? 0;
+      const { queued, leased, done, failed, cancelled } = counts;
       return {
         ready: queued - delayed + expired,
         delayed,
         leased: leased - expired,
         done,
         failed,
-        total: queued + leased + done + failed,
+        total: totalOf(counts),
+        cancelled,
       };
     } catch (err) {
       throw toFrontierError(err, 'stats', this.path);
@@ -269,14 +338,31 @@ class SqliteFrontierImpl implements SqliteFrontier {
     }
   }
 
+  private setRunState(runId: string, state: 'active' | 'paused'): void {
+    assertRunId(runId);
+    this.assertOpen();
+    if (this.runStates.get(runId) === 'cancelled') throw runCancelledError(runId);
+    if (this.runStates.get(runId) === state) return;
+    this.write(state === 'paused' ? 'pauseRun' : 'resumeRun', (now) =>
+      this.stmts.setRunState.run(runId, RunStateValue[state], now),
+    );
+    this.runStates.set(runId, state);
+  }
+
+  private runsIn(state: RunState): string[] {
+    const ids: string[] = [];
+    for (const [runId, s] of this.runStates) if (s === state) ids.push(runId);
+    return ids;
+  }
+
   /**
    * Runs `fn` in one IMMEDIATE transaction (committed, and with synchronous=FULL on disk, when
    * this returns). Counter changes are collected in `delta` and applied only after the commit, so
    * a rolled-back transaction leaves the counters right.
    */
-  private write<T>(op: string, fn: (now: number, delta: Counts) => T): T {
+  private write<T>(op: string, fn: (now: number, delta: Delta) => T): T {
     this.assertOpen();
-    const delta: Counts = { queued: 0, leased: 0, done: 0, failed: 0 };
+    const delta = new Delta();
     let result: T;
     try {
       const now = this.clock();
@@ -284,39 +370,47 @@ class SqliteFrontierImpl implements SqliteFrontier {
     } catch (err) {
       throw toFrontierError(err, op, this.path);
     }
-    this.counts.queued += delta.queued;
-    this.counts.leased += delta.leased;
-    this.counts.done += delta.done;
-    this.counts.failed += delta.failed;
+    this.counts.merge(delta);
     return result;
   }
 
   /**
-   * Inserts tasks whose URL is new, up to `maxTotal` rows ever; returns the ones accepted, and
-   * whether the cap kept out a URL not already here (`capped`).
+   * Inserts tasks whose URL is new to their run, up to the run's `maxTotal` rows ever; returns the
+   * ones accepted, and whether a cap kept out a URL its run did not already have (`capped`). Tasks
+   * of a cancelled run are left out (neither accepted nor capped).
    */
   private insert(
     tasks: readonly NewTask[],
-    maxTotal: number | undefined,
+    maxTotal: RunLimit | undefined,
     now: number,
-    delta: Counts,
+    delta: Delta,
   ): { accepted: NewTask[]; capped: boolean } {
     const accepted: NewTask[] = [];
-    const c = this.counts;
-    let total =
-      c.queued + c.leased + c.done + c.failed + delta.queued + delta.leased + delta.done + delta.failed;
-    for (const [i, task] of tasks.entries()) {
-      if (maxTotal !== undefined && total >= maxTotal) {
-        const capped = tasks.slice(i).some((t) => this.stmts.known.get(t.url) === undefined);
-        return { accepted, capped };
+    let capped = false;
+    const caps = new Map<string, number | undefined>();
+    for (const task of tasks) {
+      const runId = task.runId;
+      const runState = this.runStates.get(runId);
+      if (runState === 'cancelled') continue;
+      if (runState === undefined) {
+        this.stmts.addRun.run(runId, now);
+        this.runStates.set(runId, 'active');
       }
-      const parentUrl = task.parentUrl ?? null;
+      let cap = caps.get(runId);
+      if (!caps.has(runId)) caps.set(runId, (cap = runCap(maxTotal, runId)));
+      if (cap !== undefined && totalOf(this.counts.of(runId)) + totalOf(delta.of(runId)) >= cap) {
+        capped ||= this.stmts.known.get(runId, task.url) === undefined;
+        continue;
+      }
+      const level = clampLevel(task.priority);
       const { changes } = this.stmts.insert.run(
+        runId,
         task.url,
         task.host,
         task.depth,
-        task.priority,
-        parentUrl,
+        level,
+        level,
+        task.parentUrl ?? null,
         task.kind === 'sitemap' ? 'sitemap' : null,
         task.lastmod ?? null,
         now,
@@ -325,23 +419,23 @@ class SqliteFrontierImpl implements SqliteFrontier {
       );
       if (changes === 0) continue;
       accepted.push(task);
-      delta.queued += 1;
-      total += 1;
+      delta.of(runId).queued += 1;
     }
-    return { accepted, capped: false };
+    return { accepted, capped };
   }
 
-  private requeueExpired(now: number, delta: Counts): void {
-    const n = this.stmts.requeueExpired.run(now, now, now).changes;
-    delta.leased -= n;
-    delta.queued += n;
+  private requeueExpired(now: number, delta: Delta): void {
+    for (const row of this.stmts.requeueExpired.all(now, now, now)) moveTo(delta, row, 'leased');
   }
 
-  /** Runs `update` for a well-formed lease reference; true when it changed the task's row. */
-  private apply(lease: LeaseRef, update: (id: number, leaseId: string) => Database.RunResult): boolean {
+  /** Runs `update` for a well-formed lease reference; the changed row, or undefined when stale. */
+  private apply(
+    lease: LeaseRef,
+    update: (id: number, leaseId: string) => ChangedRow | undefined,
+  ): ChangedRow | undefined {
     const id = parseTaskId(lease.taskId);
-    if (id === null || typeof lease.leaseId !== 'string') return false;
-    return update(id, lease.leaseId).changes > 0;
+    if (id === null || typeof lease.leaseId !== 'string') return undefined;
+    return update(id, lease.leaseId);
   }
 
   private assertOpen(): void {
@@ -349,9 +443,9 @@ class SqliteFrontierImpl implements SqliteFrontier {
   }
 }
 
-function move(delta: Counts, from: keyof Counts, to: keyof Counts): void {
-  delta[from] -= 1;
-  delta[to] += 1;
+/** A row an update moved out of `from` into the state it now has. */
+function moveTo(delta: Delta, row: ChangedRow, from: CountKey): void {
+  delta.move(row.run_id, from, STATE_KEYS[row.state] ?? 'queued');
 }
 
 /** A task id this frontier handed out (a row id as a decimal string), or null: never ours, so stale. */
@@ -363,6 +457,7 @@ function parseTaskId(taskId: unknown): number | null {
 
 function toLease(row: TaskRow, leaseId: string): Lease {
   return {
+    runId: row.run_id,
     url: row.url,
     host: row.host,
     depth: row.depth,

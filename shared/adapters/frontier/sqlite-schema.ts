@@ -2,18 +2,21 @@ import Database from 'better-sqlite3';
 import { StorageError } from '../../errors.js';
 
 /** Task states as stored. Small ints keep the rows and the partial indexes small. */
-export const State = { queued: 0, leased: 1, done: 2, failed: 3 } as const;
+export const State = { queued: 0, leased: 1, done: 2, failed: 3, cancelled: 4 } as const;
 export type StateValue = (typeof State)[keyof typeof State];
 
-export const SCHEMA_VERSION = 2;
+/** A run's control state as stored in `runs`. */
+export const RunStateValue = { active: 0, paused: 1, cancelled: 2 } as const;
+
+export const SCHEMA_VERSION = 3;
 
 /**
  * Each entry takes the schema from version `index` to `index + 1`. Rows are never deleted, so the
- * `url` unique index is the crawl's seen-set, on disk.
+ * `(run_id, url)` unique index is each run's seen-set, on disk.
  *
  * The partial indexes carry `state` as a literal so the planner can prove they apply:
- * - tasks_ready: lease() walks it in (priority DESC, id) order; available_at and host are in the
- *   index so skipping delayed tasks and excluded hosts needs no table lookup.
+ * - tasks_ready: lease() walks one level of it in id order; available_at, host and run_id are in
+ *   the index so skipping delayed tasks, excluded hosts and paused runs needs no table lookup.
  * - tasks_delayed: stats() counts queued tasks whose available_at is still ahead.
  * - tasks_leased: lease() requeues expired leases, stats() counts them.
  */
@@ -43,6 +46,51 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE tasks ADD COLUMN kind TEXT;
   ALTER TABLE tasks ADD COLUMN lastmod TEXT;
+  `,
+  // 3: runs. Every task belongs to a run, whose seen-set is its own; a level column replaces the
+  // priority order (priority levels, see task-priority.ts); a run's control state in \`runs\`.
+  // The tasks of a file from before runs become run 'default' (DEFAULT_RUN_ID), their old
+  // priority (0 for seeds, -depth for links) mapped to the level the scheduler now gives them.
+  `
+  CREATE TABLE tasks_v3 (
+    id            INTEGER PRIMARY KEY,
+    run_id        TEXT    NOT NULL,
+    url           TEXT    NOT NULL,
+    host          TEXT    NOT NULL,
+    depth         INTEGER NOT NULL,
+    priority      INTEGER NOT NULL,
+    level         INTEGER NOT NULL,
+    parent_url    TEXT,
+    kind          TEXT,
+    lastmod       TEXT,
+    state         INTEGER NOT NULL,
+    attempt       INTEGER NOT NULL,
+    available_at  INTEGER NOT NULL,
+    lease_id      TEXT,
+    lease_expires INTEGER,
+    last_error    TEXT,
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL
+  );
+  INSERT INTO tasks_v3
+    (id, run_id, url, host, depth, priority, level, parent_url, kind, lastmod, state, attempt,
+     available_at, lease_id, lease_expires, last_error, created_at, updated_at)
+  SELECT id, 'default', url, host, depth, MAX(0, MIN(3, 3 + priority)), MAX(0, MIN(3, 3 + priority)),
+    parent_url, kind, lastmod, state, attempt, available_at, lease_id, lease_expires, last_error,
+    created_at, updated_at
+  FROM tasks;
+  DROP TABLE tasks;
+  ALTER TABLE tasks_v3 RENAME TO tasks;
+  CREATE UNIQUE INDEX tasks_seen ON tasks (run_id, url);
+  CREATE INDEX tasks_ready ON tasks (level, id, available_at, host, run_id) WHERE state = 0;
+  CREATE INDEX tasks_delayed ON tasks (available_at, run_id) WHERE state = 0;
+  CREATE INDEX tasks_leased ON tasks (lease_expires, run_id) WHERE state = 1;
+  CREATE TABLE runs (
+    run_id     TEXT    PRIMARY KEY,
+    state      INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  INSERT INTO runs (run_id, state, updated_at) SELECT DISTINCT 'default', 0, 0 FROM tasks;
   `,
 ];
 

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 
 export interface TaskRow {
   id: number;
+  run_id: string;
   url: string;
   host: string;
   depth: number;
@@ -13,76 +14,115 @@ export interface TaskRow {
   last_error: string | null;
 }
 
+/** A row an update changed: its run and the state it is in now. */
+export interface ChangedRow {
+  run_id: string;
+  state: number;
+}
+
 interface Count {
   n: number;
 }
 
+/** The state a task put back goes to: queued, or cancelled when its run was cancelled meanwhile. */
+const BACK_STATE = `CASE WHEN EXISTS (SELECT 1 FROM runs r WHERE r.run_id = tasks.run_id AND r.state = 2)
+  THEN 4 ELSE 0 END`;
+
+const TASK_COLUMNS = `id, run_id, url, host, depth, priority, parent_url, kind, lastmod, attempt, last_error`;
+
 /** Every statement the frontier runs, prepared once at open. States are literals (see sqlite-schema.ts). */
 export function prepareStatements(db: Database.Database) {
   return {
-    /** (url, host, depth, priority, parent_url, kind, lastmod, now, now, now) */
+    /** (run_id, url, host, depth, priority, level, parent_url, kind, lastmod, now, now, now) */
     insert: db.prepare<
-      [string, string, number, number, string | null, string | null, string | null, number, number, number]
+      [
+        string,
+        string,
+        string,
+        number,
+        number,
+        number,
+        string | null,
+        string | null,
+        string | null,
+        number,
+        number,
+        number,
+      ]
     >(
       `INSERT OR IGNORE INTO tasks
-         (url, host, depth, priority, parent_url, kind, lastmod, state, attempt, available_at,
-          created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 0, 1, ?, ?, ?)`,
+         (run_id, url, host, depth, priority, level, parent_url, kind, lastmod, state, attempt,
+          available_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 1, ?, ?, ?)`,
     ),
-    /** (now, now, now): expired leases back to queued, ready at once; attempt unchanged. */
-    requeueExpired: db.prepare<[number, number, number]>(
-      `UPDATE tasks SET state = 0, lease_id = NULL, lease_expires = NULL, updated_at = ?,
+    /** (now, now, now): expired leases back to queued (cancelled if their run was), ready at once; attempt unchanged. */
+    requeueExpired: db.prepare<[number, number, number], ChangedRow>(
+      `UPDATE tasks SET state = ${BACK_STATE}, lease_id = NULL, lease_expires = NULL, updated_at = ?,
          available_at = MIN(available_at, ?)
-       WHERE state = 1 AND lease_expires <= ?`,
+       WHERE state = 1 AND lease_expires <= ?
+       RETURNING run_id, state`,
     ),
-    /** (now, excludeHostsJson, limit) */
-    selectReady: db.prepare<[number, string, number], TaskRow>(
-      `SELECT id, url, host, depth, priority, parent_url, kind, lastmod, attempt, last_error FROM tasks
-       WHERE state = 0 AND available_at <= ? AND host NOT IN (SELECT value FROM json_each(?))
-       ORDER BY priority DESC, id LIMIT ?`,
+    /** (level, now, excludeHostsJson, pausedRunsJson, limit): one level, oldest first. */
+    selectReady: db.prepare<[number, number, string, string, number], TaskRow>(
+      `SELECT ${TASK_COLUMNS} FROM tasks
+       WHERE state = 0 AND level = ? AND available_at <= ?
+         AND host NOT IN (SELECT value FROM json_each(?))
+         AND run_id NOT IN (SELECT value FROM json_each(?))
+       ORDER BY id LIMIT ?`,
     ),
     /** (leaseId, leaseExpires, now, id) */
     markLeased: db.prepare<[string, number, number, number]>(
       `UPDATE tasks SET state = 1, lease_id = ?, lease_expires = ?, updated_at = ? WHERE id = ? AND state = 0`,
     ),
     /** (now, id, leaseId) */
-    ack: db.prepare<[number, number, string]>(
+    ack: db.prepare<[number, number, string], ChangedRow>(
       `UPDATE tasks SET state = 2, lease_id = NULL, lease_expires = NULL, updated_at = ?
-       WHERE id = ? AND state = 1 AND lease_id = ?`,
+       WHERE id = ? AND state = 1 AND lease_id = ?
+       RETURNING run_id, state`,
     ),
     /** (availableAt, lastError, now, id, leaseId) */
-    retry: db.prepare<[number, string, number, number, string]>(
-      `UPDATE tasks SET state = 0, attempt = attempt + 1, available_at = ?, last_error = ?,
+    retry: db.prepare<[number, string, number, number, string], ChangedRow>(
+      `UPDATE tasks SET state = ${BACK_STATE}, attempt = attempt + 1, available_at = ?, last_error = ?,
          lease_id = NULL, lease_expires = NULL, updated_at = ?
-       WHERE id = ? AND state = 1 AND lease_id = ?`,
+       WHERE id = ? AND state = 1 AND lease_id = ?
+       RETURNING run_id, state`,
     ),
     /** (lastError, now, id, leaseId) */
-    fail: db.prepare<[string, number, number, string]>(
+    fail: db.prepare<[string, number, number, string], ChangedRow>(
       `UPDATE tasks SET state = 3, last_error = ?, lease_id = NULL, lease_expires = NULL, updated_at = ?
-       WHERE id = ? AND state = 1 AND lease_id = ?`,
+       WHERE id = ? AND state = 1 AND lease_id = ?
+       RETURNING run_id, state`,
     ),
-    /** (now, now, id, leaseId): back to queued, ready at once, attempt unchanged. */
-    release: db.prepare<[number, number, number, string]>(
-      `UPDATE tasks SET state = 0, lease_id = NULL, lease_expires = NULL, updated_at = ?,
+    /** (now, now, id, leaseId): back to queued (or cancelled), ready at once, attempt unchanged. */
+    release: db.prepare<[number, number, number, string], ChangedRow>(
+      `UPDATE tasks SET state = ${BACK_STATE}, lease_id = NULL, lease_expires = NULL, updated_at = ?,
          available_at = MIN(available_at, ?)
-       WHERE id = ? AND state = 1 AND lease_id = ?`,
+       WHERE id = ? AND state = 1 AND lease_id = ?
+       RETURNING run_id, state`,
     ),
     /** (now, now) */
-    releaseAll: db.prepare<[number, number]>(
-      `UPDATE tasks SET state = 0, lease_id = NULL, lease_expires = NULL, updated_at = ?,
+    releaseAll: db.prepare<[number, number], ChangedRow>(
+      `UPDATE tasks SET state = ${BACK_STATE}, lease_id = NULL, lease_expires = NULL, updated_at = ?,
          available_at = MIN(available_at, ?)
-       WHERE state = 1`,
+       WHERE state = 1
+       RETURNING run_id, state`,
     ),
     /** (leaseExpires, now, id, leaseId): extends, never shortens. */
     renew: db.prepare<[number, number, number, string]>(
       `UPDATE tasks SET lease_expires = MAX(lease_expires, ?), updated_at = ?
        WHERE id = ? AND state = 1 AND lease_id = ?`,
     ),
-    /** (url) */
-    known: db.prepare<[string], { one: number }>(`SELECT 1 AS one FROM tasks WHERE url = ?`),
-    /** (url) */
+    /** (now, runId): a cancelled run's queued tasks. */
+    cancelQueued: db.prepare<[number, string]>(
+      `UPDATE tasks SET state = 4, updated_at = ? WHERE run_id = ? AND state = 0`,
+    ),
+    /** (runId, url) */
+    known: db.prepare<[string, string], { one: number }>(
+      `SELECT 1 AS one FROM tasks WHERE run_id = ? AND url = ?`,
+    ),
+    /** (runId, url) */
     inspect: db.prepare<
-      [string],
+      [string, string],
       {
         url: string;
         state: number;
@@ -92,17 +132,38 @@ export function prepareStatements(db: Database.Database) {
         depth: number;
         parent_url: string | null;
       }
-    >(`SELECT url, state, attempt, last_error, available_at, depth, parent_url FROM tasks WHERE url = ?`),
+    >(
+      `SELECT url, state, attempt, last_error, available_at, depth, parent_url FROM tasks
+       WHERE run_id = ? AND url = ?`,
+    ),
     /** (now) */
     countDelayed: db.prepare<[number], Count>(
       `SELECT COUNT(*) AS n FROM tasks WHERE state = 0 AND available_at > ?`,
+    ),
+    /** (now, runId): `+run_id` keeps the planner on tasks_delayed (the run's rows may be many). */
+    countDelayedOfRun: db.prepare<[number, string], Count>(
+      `SELECT COUNT(*) AS n FROM tasks WHERE state = 0 AND available_at > ? AND +run_id = ?`,
     ),
     /** (now) */
     countExpired: db.prepare<[number], Count>(
       `SELECT COUNT(*) AS n FROM tasks WHERE state = 1 AND lease_expires <= ?`,
     ),
-    countByState: db.prepare<[], { state: number; n: number }>(
-      `SELECT state, COUNT(*) AS n FROM tasks GROUP BY state`,
+    /** (now, runId) */
+    countExpiredOfRun: db.prepare<[number, string], Count>(
+      `SELECT COUNT(*) AS n FROM tasks WHERE state = 1 AND lease_expires <= ? AND +run_id = ?`,
+    ),
+    countByRunAndState: db.prepare<[], { run_id: string; state: number; n: number }>(
+      `SELECT run_id, state, COUNT(*) AS n FROM tasks GROUP BY run_id, state`,
+    ),
+    runs: db.prepare<[], { run_id: string; state: number }>(`SELECT run_id, state FROM runs`),
+    /** (runId, state, now) */
+    setRunState: db.prepare<[string, number, number]>(
+      `INSERT INTO runs (run_id, state, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (run_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
+    ),
+    /** (runId, now): a run first seen in a push, active. */
+    addRun: db.prepare<[string, number]>(
+      `INSERT OR IGNORE INTO runs (run_id, state, updated_at) VALUES (?, 0, ?)`,
     ),
     getMeta: db.prepare<[string], { value: string }>(`SELECT value FROM meta WHERE key = ?`),
     setMeta: db.prepare<[string, string]>(`INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)`),

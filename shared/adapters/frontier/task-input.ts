@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../../errors.js';
-import { MAX_LASTMOD_LENGTH, type NewTask } from '../../protocol/task.js';
-import type { Settlement } from '../../ports/frontier.js';
+import { MAX_LASTMOD_LENGTH, RUN_ID_PATTERN, type NewTask } from '../../protocol/task.js';
+import type { RunLimit, Settlement } from '../../ports/frontier.js';
 
 /**
  * Checks tasks before any of them is written, so a bad one rejects the whole call with a typed
@@ -19,6 +19,9 @@ export function assertNewTasks(tasks: readonly NewTask[]): void {
 
 function newTaskProblem(task: NewTask): string | null {
   if (typeof task !== 'object' || task === null) return 'not an object';
+  if (typeof task.runId !== 'string' || !RUN_ID_PATTERN.test(task.runId)) {
+    return 'runId must be 1-64 of [A-Za-z0-9_-]';
+  }
   if (typeof task.url !== 'string' || task.url === '') return 'url must be a non-empty string';
   if (typeof task.host !== 'string') return 'host must be a string';
   if (!Number.isFinite(task.depth)) return 'depth must be a finite number';
@@ -65,4 +68,20 @@ export function assertLeaseMs(leaseMs: number): void {
   if (!Number.isFinite(leaseMs) || leaseMs <= 0) {
     throw new InvalidInputError('FRONTIER_BAD_LEASE_MS', `leaseMs must be a positive number, got ${leaseMs}`);
   }
+}
+
+/** A run id a control call or inspect names: 1-64 of [A-Za-z0-9_-]. */
+export function assertRunId(runId: string): void {
+  if (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId)) {
+    throw new InvalidInputError(
+      'FRONTIER_BAD_RUN_ID',
+      `run id must be 1-64 of [A-Za-z0-9_-], got ${String(runId)}`,
+    );
+  }
+}
+
+/** A run's cap from a RunLimit: a positive whole number, or undefined for none (0 and below included). */
+export function runCap(limit: RunLimit | undefined, runId: string): number | undefined {
+  const value = limit?.(runId);
+  return value !== undefined && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
 }

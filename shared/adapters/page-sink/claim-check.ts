@@ -1,4 +1,4 @@
-import type { BlobStore } from '../../ports/blob-store.js';
+import { captureKey, sha256Hex, type BlobStore } from '../../ports/blob-store.js';
 import type { SinkRecord } from '../../ports/page-sink.js';
 import type { BodyRef, LinksBlob, LinksRef } from '../../protocol/page-record.js';
 
@@ -22,7 +22,9 @@ type RecordObject = Record<string, unknown>;
 
 /**
  * The claim check: a record too large for the stream keeps its place in it, but what makes it large
- * goes to the blob store (content-addressed, so what was stored before is not uploaded again): its
+ * goes to the blob store (under its capture's key, `captures/<jobId>/<runId>/<captureId>/body` or
+ * `/links`; a record without a capture id by content, so what was stored before is not uploaded
+ * again): its
  * body (`body: null` and a `bodyRef`) or its link lists (`links: null`, `nofollowLinks: null` and a
  * `linksRef` that keeps their counts), the larger first, and the other too if the record is still
  * over the threshold. A large page loses its body; a sitemap of 50,000 URLs both; a page with
@@ -72,7 +74,7 @@ async function moveBody(record: RecordObject, store: BlobStore): Promise<RecordO
   const base64 = record.bodyEncoding === 'base64';
   const bytes = Buffer.from(record.body as string, base64 ? 'base64' : 'utf8');
   const contentType = typeof record.contentType === 'string' ? record.contentType : null;
-  const blob = await store.putContentAddressed(bytes, { contentType: blobContentType(contentType, base64) });
+  const blob = await putPart(store, record, 'body', bytes, blobContentType(contentType, base64));
   const bodyRef: BodyRef = {
     store: store.location.store,
     bucket: store.location.bucket,
@@ -88,9 +90,13 @@ async function moveLinks(record: RecordObject, store: BlobStore): Promise<Record
     links: record.links as string[],
     nofollowLinks: Array.isArray(record.nofollowLinks) ? (record.nofollowLinks as string[]) : [],
   };
-  const blob = await store.putContentAddressed(Buffer.from(JSON.stringify(lists)), {
-    contentType: 'application/json; charset=utf-8',
-  });
+  const blob = await putPart(
+    store,
+    record,
+    'links',
+    Buffer.from(JSON.stringify(lists)),
+    'application/json; charset=utf-8',
+  );
   const linksRef: LinksRef = {
     store: store.location.store,
     bucket: store.location.bucket,
@@ -101,6 +107,28 @@ async function moveLinks(record: RecordObject, store: BlobStore): Promise<Record
     nofollowLinks: lists.nofollowLinks.length,
   };
   return { ...record, links: null, nofollowLinks: null, linksRef };
+}
+
+/**
+ * A record that names its capture (page record `/3`) has its parts stored under the capture's key
+ * (captureKey), so the Kafka record, its blobs and its SQL rows join on one id; an older record's
+ * parts are stored by content, once.
+ */
+async function putPart(
+  store: BlobStore,
+  record: RecordObject,
+  part: 'body' | 'links',
+  bytes: Buffer,
+  contentType: string,
+): Promise<{ key: string; sha256: string; bytes: number }> {
+  const { jobId, runId, captureId } = record;
+  const key =
+    typeof jobId === 'string' && typeof runId === 'string' && typeof captureId === 'string'
+      ? captureKey({ jobId, runId, captureId, part })
+      : null;
+  if (key === null) return store.putContentAddressed(bytes, { contentType });
+  await store.put(key, bytes, { contentType });
+  return { key, sha256: sha256Hex(bytes), bytes: bytes.length };
 }
 
 function parseObject(value: Buffer): RecordObject | null {

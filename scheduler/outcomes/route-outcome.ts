@@ -1,0 +1,81 @@
+import type { Logger } from '../../shared/logger.js';
+import type { DecodedOutcome } from '../../shared/protocol/outcome-frame.js';
+import type { Lease } from '../../shared/protocol/task.js';
+import type { Dispatcher } from '../dispatch/dispatcher.js';
+import type { CrashTally } from '../dispatch/crash-tally.js';
+import { decideRetry, type RetryPolicyOptions } from '../retry/retry-policy.js';
+import { sitemapEntryTasks } from '../robots/sitemap-tasks.js';
+import type { HostedRun } from '../runs/hosted-run.js';
+import type { Settler } from './settler.js';
+
+export interface OutcomeRouting {
+  dispatcher: Dispatcher;
+  settler: Settler;
+  crashes: CrashTally;
+  /** The lease's run; undefined when it is not hosted (its outcome is still settled). */
+  runOf: (lease: Lease) => HostedRun | undefined;
+  /** Retry settings for a task whose run is not hosted. */
+  fallbackRetry: RetryPolicyOptions;
+  logger: Logger;
+}
+
+/**
+ * A crawler's outcome for one task: stale ones are ignored; a page's links (or a sitemap's
+ * entries) go through its run's scope and limits into the settler with the ack; a failure goes
+ * through its run's retry policy (retry now, later, or a final failure record).
+ */
+export function routeOutcome(
+  deps: OutcomeRouting,
+  sessionId: string,
+  { header, record }: DecodedOutcome,
+): void {
+  const lease = deps.dispatcher.complete(sessionId, header.taskId, {
+    status: header.status ?? header.failure?.status ?? null,
+    responseMs: header.fetchMs ?? null,
+    retryAfterMs: header.failure?.retryAfterMs ?? null,
+  });
+  if (!lease) {
+    deps.logger.debug({ taskId: header.taskId }, 'stale outcome ignored (task was handed back)');
+    return;
+  }
+  const run = deps.runOf(lease);
+  const sinkRecord = { key: lease.url, value: record };
+  if (header.outcome === 'ok') {
+    // A run no longer hosted here follows no links: its outcome is kept, its crawl goes no further.
+    const discovered = !run
+      ? []
+      : lease.kind === 'sitemap' && header.entries
+        ? sitemapEntryTasks(header.entries, lease, {
+            inScope: run.inScope,
+            maxDepth: run.settings.sitemapMaxDepth,
+            pageLevel: run.level(0),
+          })
+        : run.linkFilter(header.links, lease);
+    deps.settler.ack(lease, sinkRecord, discovered);
+    deps.crashes.forget(lease.taskId);
+    return;
+  }
+  const failure = header.failure ?? {
+    code: 'UNKNOWN',
+    message: 'failed without a reason',
+    retriable: false,
+    status: null,
+    retryAfterMs: null,
+  };
+  const decision = decideRetry(
+    {
+      code: failure.code,
+      reportedRetriable: failure.retriable,
+      attempt: lease.attempt,
+      retryAfterMs: failure.retryAfterMs,
+    },
+    run?.retry ?? deps.fallbackRetry,
+  );
+  const reason = `${failure.code}: ${failure.message}`;
+  if (decision.kind === 'final') {
+    deps.settler.fail(lease, sinkRecord, reason);
+    deps.crashes.forget(lease.taskId);
+  } else {
+    deps.settler.retry(lease, decision.delayMs, reason);
+  }
+}

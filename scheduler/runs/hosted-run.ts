@@ -1,0 +1,158 @@
+import type { CrawlSettings } from '../../shared/crawl-settings/index.js';
+import { fetchSettingsOf } from '../../shared/crawl-settings/index.js';
+import type { FrontierStats } from '../../shared/ports/frontier.js';
+import type { RunCounters } from '../../shared/ports/sql-store.js';
+import type { FetchSettings } from '../../shared/protocol/messages.js';
+import type { NewTask } from '../../shared/protocol/task.js';
+import { taskLevel, type RunPriority } from '../../shared/protocol/task-priority.js';
+import { createScope } from '../../shared/url/scope.js';
+import { renderPredicate, type RenderPredicate } from '../dispatch/render-rule.js';
+import { createLinkFilter } from '../outcomes/link-filter.js';
+import { politenessOf, type PolitenessSettings } from '../politeness/politeness-settings.js';
+import { ProgressMeter } from '../progress.js';
+import type { RetryPolicyOptions } from '../retry/retry-policy.js';
+import { robotsPolicy } from '../robots/robots-settings.js';
+import type { RobotsPolicy } from '../robots/robots-guard.js';
+import type { HostedRunState, RunReport, RunSpec } from './run-host.js';
+import { runPriorityOf } from './run-priority.js';
+
+const EMPTY_STATS: FrontierStats = {
+  ready: 0,
+  delayed: 0,
+  leased: 0,
+  done: 0,
+  failed: 0,
+  total: 0,
+  cancelled: 0,
+};
+
+/**
+ * One run as this scheduler hosts it: its settings and what follows from them (scope, link filter,
+ * render rules, priority, retry policy, politeness, the fetch settings its crawlers get), its
+ * control state, its latest frontier counters and its rate. Built again in part by `update`.
+ */
+export class HostedRun {
+  readonly runId: string;
+  readonly jobId: string;
+  state: HostedRunState = 'active';
+  /** Frontier counters of the run, as of the last tick. */
+  stats: FrontierStats = EMPTY_STATS;
+  /** Its seeds are in the frontier: finish detection may begin. */
+  started = false;
+  readonly meter: ProgressMeter;
+  /** Bumped on every change of `fetch`, so crawlers are sent the new settings. */
+  fetchVersion = 0;
+  private current!: Derived;
+
+  constructor(
+    spec: RunSpec,
+    clock: () => number,
+    frameLimitedFetch: (fetch: FetchSettings) => FetchSettings,
+  ) {
+    this.runId = spec.runId;
+    this.jobId = spec.jobId;
+    this.meter = new ProgressMeter(clock);
+    this.limitFetch = frameLimitedFetch;
+    this.update(spec.settings);
+  }
+
+  private readonly limitFetch: (fetch: FetchSettings) => FetchSettings;
+
+  get settings(): CrawlSettings {
+    return this.current.settings;
+  }
+
+  /** New settings: they apply to what is dispatched, filtered or retried from now. */
+  update(settings: CrawlSettings): void {
+    const inScope = settings.seeds.length > 0 ? createScope(settings.scope, settings.seeds) : () => false;
+    const priority = runPriorityOf(settings);
+    const fetch = this.limitFetch(fetchSettingsOf(settings));
+    if (this.current === undefined || JSON.stringify(fetch) !== JSON.stringify(this.current.fetch)) {
+      this.fetchVersion += 1;
+    }
+    this.current = {
+      settings,
+      inScope,
+      priority,
+      fetch,
+      linkFilter: createLinkFilter({
+        inScope,
+        maxDepth: settings.maxDepth,
+        priority: (task) => taskLevel(priority, task.depth),
+      }),
+      needsRender: renderPredicate(settings),
+      politeness: politenessOf(settings),
+      robots: robotsPolicy(settings),
+    };
+  }
+
+  get inScope(): (url: string) => boolean {
+    return this.current.inScope;
+  }
+  get linkFilter(): Derived['linkFilter'] {
+    return this.current.linkFilter;
+  }
+  get needsRender(): RenderPredicate | null {
+    return this.current.needsRender;
+  }
+  get politeness(): PolitenessSettings {
+    return this.current.politeness;
+  }
+  get robots(): RobotsPolicy {
+    return this.current.robots;
+  }
+  /** What crawlers get for this run's tasks. */
+  get fetch(): FetchSettings {
+    return this.current.fetch;
+  }
+  get retry(): RetryPolicyOptions {
+    return { retryDelayMs: this.settings.retryDelayMs, maxAttempts: this.settings.maxAttempts };
+  }
+  /** The frontier's per-run limit (0: none). */
+  get maxTotal(): number {
+    return this.settings.maxPages;
+  }
+
+  /** The priority level of a task of this run at `depth` (see taskLevel). */
+  level(depth: number): number {
+    return taskLevel(this.current.priority, depth);
+  }
+
+  /** The run's seeds as frontier tasks. */
+  seedTasks(hostOf: (url: string) => string | null): NewTask[] {
+    return this.settings.seeds.map((url) => ({
+      runId: this.runId,
+      url,
+      host: hostOf(url) ?? '',
+      depth: 0,
+      priority: this.level(0),
+      parentUrl: null,
+    }));
+  }
+
+  counters(inFlight: number): RunCounters {
+    const s = this.stats;
+    return {
+      done: s.done,
+      failed: s.failed,
+      queued: s.ready + s.delayed,
+      inFlight,
+      pagesPerSecond: this.meter.progress(s, inFlight).pagesPerSecond,
+    };
+  }
+
+  report(inFlight: number): RunReport {
+    return { runId: this.runId, jobId: this.jobId, state: this.state, counters: this.counters(inFlight) };
+  }
+}
+
+interface Derived {
+  settings: CrawlSettings;
+  inScope: (url: string) => boolean;
+  priority: RunPriority;
+  fetch: FetchSettings;
+  linkFilter: ReturnType<typeof createLinkFilter>;
+  needsRender: RenderPredicate | null;
+  politeness: PolitenessSettings;
+  robots: RobotsPolicy;
+}

@@ -1,0 +1,50 @@
+import type { CrawlSettings } from '../../shared/crawl-settings/index.js';
+import type { RunCounters } from '../../shared/ports/sql-store.js';
+
+/**
+ * What a scheduler offers the control plane: many runs at once (issue 9, point 2). The master's
+ * commands (start, pause, resume, cancel, new settings) arrive through this interface, and the
+ * scheduler's counters and finished runs flow back through `reports()` and `onRunFinished`.
+ * Run control is durable in the frontier; what lives here is the scheduler's view of it.
+ */
+
+/** One run to host: which job it executes and with which settings. */
+export interface RunSpec {
+  runId: string;
+  jobId: string;
+  settings: CrawlSettings;
+}
+
+export type HostedRunState = 'active' | 'paused' | 'cancelled' | 'finished';
+
+/** A hosted run as the scheduler sees it now. */
+export interface RunReport {
+  runId: string;
+  jobId: string;
+  state: HostedRunState;
+  counters: RunCounters;
+}
+
+/** A run that came to its end on its own (a cancelled run does not finish: it was cancelled). */
+export interface RunFinished {
+  runId: string;
+  jobId: string;
+  outcome: 'succeeded' | 'failed';
+  /** Why a failed run could not proceed; null when it succeeded. */
+  error: string | null;
+  counters: RunCounters;
+}
+
+export interface RunHost {
+  /** Idempotent: a run already hosted keeps going (a restart re-adds every open run); its seeds are pushed once (the frontier's per-run seen-set dedups). */
+  startRun(spec: RunSpec): Promise<void>;
+  /** Dispatch of the run stops at once: tasks buffered for it are released (no attempt counted); tasks in flight finish. Durable in the frontier. */
+  pauseRun(runId: string): Promise<void>;
+  resumeRun(runId: string): Promise<void>;
+  /** Removes its queued work (frontier.cancelRun), stops dispatching it, resolves with how many tasks were removed. */
+  cancelRun(runId: string): Promise<number>;
+  /** New settings for a hosted run (limits, politeness, …) take effect for tasks dispatched from now. */
+  updateRun(runId: string, settings: CrawlSettings): Promise<void>;
+  reports(): RunReport[];
+  onRunFinished(listener: (finished: RunFinished) => void): void;
+}

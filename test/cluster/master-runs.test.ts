@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
+import { freePort } from '../helpers/ports.js';
+import { scratchPostgres } from '../helpers/postgres-scratch.js';
+import { AMQP_URL } from '../helpers/rabbitmq.js';
+import { countByUrl, readRecords, recordTags } from '../helpers/records.js';
+import { TestRole } from '../helpers/role-process.js';
+import { masterApi } from '../helpers/serve.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const PAGES = 300;
+
+interface RunBody {
+  id: string;
+  state: string;
+  counters: { done: number; failed: number; queued: number; inFlight: number };
+}
+
+/**
+ * The control plane on the distributed services: master, scheduler and agent as separate
+ * processes over RabbitMQ (frontier and run commands) and PostgreSQL (a scratch database), with
+ * records in files. Two runs of two sites at once; pause, resume, cancel; master and scheduler
+ * restarts mid-run.
+ */
+describe('master + scheduler + agent on RabbitMQ and PostgreSQL', () => {
+  let siteA: GeneratedSite;
+  let siteB: GeneratedSite;
+  let db: { url: string; drop: () => Promise<void> };
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  let master: TestRole;
+  let scheduler: TestRole;
+  let agent: TestRole;
+  let api: ReturnType<typeof masterApi>;
+
+  before(async () => {
+    // 20 pages a second per site (one at a time, 50 ms apart): each run lasts about 15 s unpaused.
+    siteA = await startGeneratedSite({ pages: PAGES, linksPerPage: 6, pageBytes: 1_000, seed: 1 });
+    siteB = await startGeneratedSite({ pages: PAGES, linksPerPage: 6, pageBytes: 1_000, seed: 2 });
+    db = await scratchPostgres();
+    dir = mkdtempSync(join(tmpdir(), 'ackcrawl-master-runs-'));
+    const id = randomUUID().slice(0, 8);
+    const masterPort = await freePort();
+    const adminToken = `admin-${randomUUID()}`;
+    env = {
+      ACKCRAWL_SQL_URL: db.url,
+      ACKCRAWL_AMQP_URL: AMQP_URL,
+      ACKCRAWL_FRONTIER: 'rabbitmq',
+      ACKCRAWL_QUEUE_PREFIX: `test-${id}`,
+      ACKCRAWL_RUN_CONTROL: 'rabbitmq',
+      ACKCRAWL_RUN_CONTROL_EXCHANGE: `test-${id}.run-control`,
+      ACKCRAWL_SINK: 'file',
+      ACKCRAWL_OUT_DIR: join(dir, 'out'),
+      ACKCRAWL_DATA_DIR: join(dir, 'data'),
+      ACKCRAWL_TOKEN: `test-token-${randomUUID()}`,
+      ACKCRAWL_ADMIN_TOKEN: adminToken,
+      ACKCRAWL_MASTER_PORT: String(masterPort),
+      ACKCRAWL_LISTEN_PORT: String(await freePort()),
+      ACKCRAWL_RUN_HEARTBEAT_MS: '1000',
+      ACKCRAWL_PROCESSES: '2',
+      ACKCRAWL_CONCURRENCY: '8',
+      ACKCRAWL_HEARTBEAT_MS: '1000',
+      ACKCRAWL_LOG_LEVEL: process.env.ACKCRAWL_TEST_LOG_LEVEL ?? 'warn',
+    };
+    env.ACKCRAWL_SCHEDULER_URL = `ws://127.0.0.1:${env.ACKCRAWL_LISTEN_PORT}/crawlers`;
+    master = new TestRole('master', env).start();
+    api = masterApi(`http://127.0.0.1:${masterPort}`, adminToken);
+    await waitFor(async () => (await api('GET', '/jobs').catch(() => ({ status: 0 }))).status === 200, {
+      timeoutMs: 30_000,
+      message: `master answering (${master.stderr})`,
+    });
+    scheduler = new TestRole('scheduler', env).start();
+    agent = new TestRole('agent', env).start();
+  });
+
+  after(async () => {
+    await agent?.stop('SIGTERM');
+    await scheduler?.stop('SIGTERM');
+    await master?.stop('SIGTERM');
+    await siteA?.close();
+    await siteB?.close();
+    await db?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const records = (runId: string) => {
+    try {
+      return readRecords(join(dir, 'out')).filter((r) => recordTags(r).runId === runId);
+    } catch {
+      return [];
+    }
+  };
+  const run = async (runId: string): Promise<RunBody> => (await api<RunBody>('GET', `/runs/${runId}`)).body;
+  const startRun = async (name: string, site: GeneratedSite): Promise<{ jobId: string; runId: string }> => {
+    const job = await api<{ id: string }>('POST', '/jobs', {
+      name,
+      seeds: [site.url],
+      allowPrivate: true,
+      hostConcurrency: 1,
+      hostDelayMs: 50,
+    });
+    assert.equal(job.status, 201, JSON.stringify(job.body));
+    const created = await api<RunBody>('POST', `/jobs/${job.body.id}/runs`);
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    return { jobId: job.body.id, runId: created.body.id };
+  };
+
+  test('two runs at once: pause one (its site is left alone), resume, restarts of master and scheduler, cancel', async (t) => {
+    const a = await startRun('site a', siteA);
+    const b = await startRun('site b', siteB);
+    await waitFor(
+      async () => (await run(a.runId)).state === 'running' && (await run(b.runId)).state === 'running',
+      {
+        timeoutMs: 30_000,
+        message: `both runs running (${scheduler.stderr})`,
+      },
+    );
+    await waitFor(() => records(a.runId).length >= 20, { timeoutMs: 30_000, message: 'run a under way' });
+
+    // Pause a: after what was in flight, its site sees no request for 10 s; b goes on.
+    assert.equal((await api('POST', `/runs/${a.runId}/pause`)).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const aBefore = siteA.stats().requests;
+    const bBefore = siteB.stats().requests;
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    assert.equal(
+      siteA.stats().requests,
+      aBefore,
+      `no request to the paused run’s site (scheduler: ${scheduler.stderr.slice(-3_000)})`,
+    );
+    assert.ok(siteB.stats().requests > bBefore + 50, 'the other run went on');
+    assert.equal((await run(a.runId)).state, 'paused');
+
+    // Resume; then restart the master and kill -9 the scheduler mid-run.
+    assert.equal((await api('POST', `/runs/${a.runId}/resume`)).status, 200);
+    await waitFor(() => siteA.stats().requests > aBefore, { timeoutMs: 15_000, message: 'run a resumed' });
+    await master.stop('SIGKILL');
+    master.start();
+    await waitFor(async () => (await api('GET', '/jobs').catch(() => ({ status: 0 }))).status === 200, {
+      timeoutMs: 30_000,
+      message: 'master back',
+    });
+    await scheduler.stop('SIGKILL');
+    scheduler.start();
+
+    for (const { jobId, runId } of [a, b]) {
+      await waitFor(async () => (await run(runId)).state === 'succeeded', {
+        timeoutMs: 120_000,
+        intervalMs: 500,
+        message: `run ${runId} succeeded (${scheduler.stderr.slice(-2_000)})`,
+      });
+      const mine = records(runId);
+      const counts = countByUrl(mine);
+      t.diagnostic(`run ${runId}: ${counts.size} pages, ${mine.length - counts.size} duplicates`);
+      assert.equal(counts.size, PAGES, 'every page, none lost');
+      assert.ok(
+        mine.every((r) => recordTags(r).jobId === jobId && recordTags(r).runId === runId),
+        'records tagged',
+      );
+      assert.equal((await run(runId)).counters.done, PAGES);
+    }
+    const hostsOf = (runId: string) => new Set(records(runId).map((r) => new URL(r.url).port));
+    assert.deepEqual([...hostsOf(a.runId)], [String(siteA.port)], 'run a has only site a');
+    assert.deepEqual([...hostsOf(b.runId)], [String(siteB.port)], 'run b has only site b');
+
+    // Cancel: a new run of b's job, cancelled mid-run, stops and stays cancelled.
+    const c = await api<RunBody>('POST', `/jobs/${b.jobId}/runs`);
+    await waitFor(() => records(c.body.id).length >= 10, { timeoutMs: 30_000, message: 'run c under way' });
+    assert.equal((await api('POST', `/runs/${c.body.id}/cancel`)).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const cBefore = siteB.stats().requests;
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    assert.equal(siteB.stats().requests, cBefore, 'no request after the cancel');
+    assert.equal((await run(c.body.id)).state, 'cancelled');
+    assert.equal((await api('POST', `/runs/${c.body.id}/resume`)).status, 409);
+  });
+});
