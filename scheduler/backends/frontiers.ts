@@ -6,9 +6,6 @@ import type { Logger } from '../../shared/logger.js';
 import type { Frontier } from '../../shared/ports/frontier.js';
 import type { SchedulerConfig } from '../config.js';
 
-/** Broker priority 0..9 from the scheduler's priority (−depth by default): seeds 9, depth ≥ 9 is 0. */
-const brokerPriority = (task: { priority: number }): number => Math.min(9, Math.max(0, 9 + task.priority));
-
 export async function openFrontier(config: SchedulerConfig, logger: Logger): Promise<Frontier> {
   if (config.frontier === 'sqlite') {
     // Commits need not wait for the disk when the record files are fdatasynced before each settle:
@@ -33,6 +30,5 @@ export async function openFrontier(config: SchedulerConfig, logger: Logger): Pro
     prefetch: config.bufferSize * 3,
     leaseMs: config.leaseMs,
     logger: logger.child({ module: 'rabbitmq' }),
-    priority: brokerPriority,
   });
 }

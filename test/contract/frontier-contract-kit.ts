@@ -18,6 +18,8 @@ export interface FrontierFixture {
   elapse?: (ms: number) => Promise<void>;
   /** A crashed process's leases come back at once (a broker sees its connection drop), not at expiry. */
   crashReleasesLeases?: boolean;
+  /** For a broker: a run's queues as the broker sees them (ready messages, consumers). */
+  queueState?: (runId: string) => Promise<{ ready: number; consumers: number }>;
 }
 
 export type MakeFrontier = (ctx: { clock: FakeClock }) => Promise<FrontierFixture>;

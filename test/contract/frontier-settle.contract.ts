@@ -78,6 +78,7 @@ export function frontierSettleCases(define: DefineCase): void {
         done: 0,
         failed: 0,
         total: 1,
+        cancelled: 0,
       });
     });
 
@@ -152,6 +153,7 @@ export function frontierSettleCases(define: DefineCase): void {
         done: 0,
         failed: 1,
         total: 1,
+        cancelled: 0,
       });
     });
 
@@ -292,6 +294,7 @@ export function frontierSettleCases(define: DefineCase): void {
         done: 0,
         failed: 0,
         total: 2,
+        cancelled: 0,
       });
       assert.equal(await ack(frontier, l0), 1);
     });

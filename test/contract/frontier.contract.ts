@@ -12,6 +12,7 @@ import {
   urls,
 } from './frontier-contract-kit.js';
 import { frontierResumeCases } from './frontier-resume.contract.js';
+import { frontierRunCases } from './frontier-runs.contract.js';
 import { frontierSettleCases } from './frontier-settle.contract.js';
 
 export type { FrontierFixture, MakeFrontier } from './frontier-contract-kit.js';
@@ -41,14 +42,15 @@ export function frontierContract(name: string, makeFrontier: MakeFrontier): void
       });
 
       define('returns the accepted tasks as given', async ({ frontier }) => {
-        const t = task('https://a.test/x', { depth: 3, priority: 7, parentUrl: 'https://a.test/' });
+        const t = task('https://a.test/x', { depth: 3, priority: 2, parentUrl: 'https://a.test/' });
         assert.deepEqual(await frontier.push([t]), [t]);
         const [lease] = await frontier.lease(1);
         assert.ok(lease);
         assert.equal(lease.url, t.url);
         assert.equal(lease.host, 'a.test');
         assert.equal(lease.depth, 3);
-        assert.equal(lease.priority, 7);
+        assert.equal(lease.priority, 2);
+        assert.equal(lease.runId, 'default');
         assert.equal(lease.parentUrl, 'https://a.test/');
         assert.equal(lease.attempt, 1);
         assert.equal(lease.lastError, null);
@@ -113,27 +115,6 @@ export function frontierContract(name: string, makeFrontier: MakeFrontier): void
         assert.equal((await frontier.lease(2)).length, 2);
         assert.equal((await frontier.lease(10)).length, 3);
         assert.deepEqual(await frontier.lease(10), []);
-      });
-
-      define('serves higher priority first, then oldest first', async ({ frontier }) => {
-        await frontier.push([
-          task('https://a.test/low1', { priority: 0 }),
-          task('https://a.test/high1', { priority: 5 }),
-        ]);
-        await frontier.push([
-          task('https://a.test/low2', { priority: 0 }),
-          task('https://a.test/high2', { priority: 5 }),
-          task('https://a.test/mid', { priority: 2 }),
-        ]);
-        const first = await frontier.lease(3);
-        const rest = await frontier.lease(3);
-        assert.deepEqual(urls([...first, ...rest]), [
-          'https://a.test/high1',
-          'https://a.test/high2',
-          'https://a.test/mid',
-          'https://a.test/low1',
-          'https://a.test/low2',
-        ]);
       });
 
       define('skips tasks on excludeHosts and leaves them ready', async ({ frontier }) => {
@@ -223,6 +204,7 @@ export function frontierContract(name: string, makeFrontier: MakeFrontier): void
           done: 0,
           failed: 0,
           total: 6,
+          cancelled: 0,
         });
         const [l1, l2, l3, l4] = await frontier.lease(4, { leaseMs: 10_000 });
         assert.ok(l1 && l2 && l3 && l4);
@@ -238,6 +220,7 @@ export function frontierContract(name: string, makeFrontier: MakeFrontier): void
           done: 1,
           failed: 1,
           total: 6,
+          cancelled: 0,
         });
         await assertStatsAddUp(frontier);
         await advance(5_001);
@@ -248,11 +231,13 @@ export function frontierContract(name: string, makeFrontier: MakeFrontier): void
           done: 1,
           failed: 1,
           total: 6,
+          cancelled: 0,
         });
       });
     });
 
     frontierSettleCases(define);
     frontierResumeCases(define);
+    frontierRunCases(define);
   });
 }

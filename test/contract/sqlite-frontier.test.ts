@@ -59,6 +59,7 @@ describe('sqlite frontier: adapter specifics', () => {
         done: 0,
         failed: 0,
         total: 5,
+        cancelled: 0,
       });
       const again = await second.lease(10);
       assert.equal(again.length, 5);
@@ -97,6 +98,7 @@ describe('sqlite frontier: adapter specifics', () => {
         done: 0,
         failed: 0,
         total: 2,
+        cancelled: 0,
       });
       const result = await frontier.settle({
         acks: [{ lease: ref(l0), discovered: [task('https://b.test/ok')] }],
@@ -164,12 +166,53 @@ describe('sqlite frontier: adapter specifics', () => {
           .map((r) => r.detail)
           .join(' | ');
       assert.match(
-        plan(`SELECT id FROM tasks WHERE state = 0 AND available_at <= 1 AND host NOT IN (SELECT value FROM json_each('[]'))
-              ORDER BY priority DESC, id LIMIT 10`),
+        plan(`SELECT id FROM tasks WHERE state = 0 AND level = 3 AND available_at <= 1
+                AND host NOT IN (SELECT value FROM json_each('[]'))
+                AND run_id NOT IN (SELECT value FROM json_each('[]'))
+              ORDER BY id LIMIT 10`),
         /USING COVERING INDEX tasks_ready|USING INDEX tasks_ready/,
       );
       assert.match(plan('SELECT COUNT(*) FROM tasks WHERE state = 0 AND available_at > 1'), /tasks_delayed/);
       assert.match(plan('SELECT COUNT(*) FROM tasks WHERE state = 1 AND lease_expires <= 1'), /tasks_leased/);
+      assert.match(
+        plan("SELECT COUNT(*) FROM tasks WHERE state = 0 AND available_at > 1 AND +run_id = 'r'"),
+        /tasks_delayed/,
+      );
       raw.close();
+    }));
+  it('migrates a file of the layout before runs (schema 2) into run default, levels from priorities', () =>
+    withFile(async (path) => {
+      // The file as the version before runs wrote it: schema 2, a seed (priority 0), a link (-1),
+      // one done, and the checkpoint.
+      const old = new Database(path);
+      old.exec(`
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE tasks (
+          id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, host TEXT NOT NULL, depth INTEGER NOT NULL,
+          priority INTEGER NOT NULL, parent_url TEXT, state INTEGER NOT NULL, attempt INTEGER NOT NULL,
+          available_at INTEGER NOT NULL, lease_id TEXT, lease_expires INTEGER, last_error TEXT,
+          created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, kind TEXT, lastmod TEXT);
+        INSERT INTO tasks (url, host, depth, priority, parent_url, state, attempt, available_at, created_at, updated_at)
+          VALUES ('https://a.test/', 'a.test', 0, 0, NULL, 2, 1, 0, 0, 0),
+                 ('https://a.test/link', 'a.test', 1, -1, 'https://a.test/', 0, 2, 0, 0, 0);
+        INSERT INTO meta VALUES ('schema_version', '2'), ('checkpoint', 'cp-old');`);
+      old.close();
+      const frontier = openSqliteFrontier({ path });
+      try {
+        assert.deepEqual(await frontier.runs(), [{ runId: 'default', state: 'active' }]);
+        const s = await frontier.stats('default');
+        assert.deepEqual([s.total, s.done, s.ready], [2, 1, 1]);
+        assert.equal(await frontier.checkpoint(), 'cp-old');
+        assert.deepEqual(await frontier.push([task('https://a.test/link')]), [], 'the seen-set came along');
+        const [lease] = await frontier.lease(1);
+        assert.deepEqual(
+          [lease?.runId, lease?.url, lease?.priority, lease?.attempt],
+          ['default', 'https://a.test/link', 2, 2],
+        );
+        // The same URL in another run is a new task.
+        assert.equal((await frontier.push([task('https://a.test/link', { runId: 'r2' })])).length, 1);
+      } finally {
+        await frontier.close();
+      }
     }));
 });

@@ -1,3 +1,4 @@
+import { DEFAULT_RUN_ID } from '../../shared/protocol/task.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,7 @@ import { freePort } from './ports.js';
 import { crawlerPids } from './process-tree.js';
 import { waitFor } from './wait-for.js';
 import {
+  allExchangeNames,
   allQueueNames,
   DEFAULT_RETRY_DELAY_BUCKETS_MS,
 } from '../../shared/adapters/frontier/rabbitmq/topology.js';
@@ -147,7 +149,10 @@ export async function startCluster(options: {
       if (current) await exited(current);
       rmSync(dataDir, { recursive: true, force: true });
       const admin = await rabbitAdmin();
-      await admin.deleteQueuesAndClose(allQueueNames(prefix, DEFAULT_RETRY_DELAY_BUCKETS_MS));
+      await admin.deleteQueuesAndClose(
+        allQueueNames(prefix, DEFAULT_RETRY_DELAY_BUCKETS_MS, [DEFAULT_RUN_ID]),
+        allExchangeNames(prefix, DEFAULT_RETRY_DELAY_BUCKETS_MS),
+      );
       await deleteTopic(topic);
     },
   };

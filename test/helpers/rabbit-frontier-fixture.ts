@@ -10,8 +10,9 @@ import {
   type RabbitFrontier,
   type RabbitFrontierOptions,
 } from '../../shared/adapters/frontier/rabbitmq/rabbit-frontier.js';
-import { allQueueNames } from '../../shared/adapters/frontier/rabbitmq/topology.js';
+import { allExchangeNames, allQueueNames } from '../../shared/adapters/frontier/rabbitmq/topology.js';
 import { silentLogger } from '../../shared/logger.js';
+import { PRIORITY_LEVELS } from '../../shared/protocol/task-priority.js';
 import type { FakeClock } from './fake-clock.js';
 import { cutConnection, rabbitAdmin, AMQP_URL, type RabbitAdmin } from './rabbitmq.js';
 import { waitFor } from './wait-for.js';
@@ -46,7 +47,7 @@ export async function makeRabbitFixture(
   const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-rabbit-frontier-'));
   const ledgerPath = join(dir, 'ledger.db');
   const opened: { frontier: RabbitFrontier; cut: (forGood: boolean) => void }[] = [];
-  const tasksQueue = `${prefix}.tasks`;
+  const orphansQueue = `${prefix}.orphans`;
 
   const open = async (more: Partial<RabbitFrontierOptions> = {}): Promise<RabbitFrontier> => {
     let model: ChannelModel | null = null;
@@ -94,8 +95,9 @@ export async function makeRabbitFixture(
     reopen: async () => {
       crashAll();
       const frontier = await open();
-      // The broker has put the dead consumer's deliveries back once only the new consumer is left.
-      await waitFor(async () => (await admin.channel.checkQueue(tasksQueue)).consumerCount === 1, {
+      // The broker has put the dead consumer's deliveries back once only the new consumer is left
+      // (every frontier consumes the orphans queue on the connection it consumes its runs on).
+      await waitFor(async () => (await admin.channel.checkQueue(orphansQueue)).consumerCount === 1, {
         timeoutMs: 10_000,
         message: 'the broker to drop the crashed consumer',
       });
@@ -104,17 +106,34 @@ export async function makeRabbitFixture(
     elapse: async (ms) => {
       let waiting = 0;
       for (const bucket of TEST_BUCKETS_MS) {
-        waiting += (await admin.channel.checkQueue(`${prefix}.delay.${bucket}`)).messageCount;
+        waiting += (await admin.channel.checkQueue(`${prefix}.wait.${bucket}`)).messageCount;
       }
       if (waiting === 0) return;
       // Long enough for a TTL to run out and the message to come back, or to go round again.
       await sleep(Math.min(ms, Math.max(...TEST_BUCKETS_MS)) + 600);
     },
     crashReleasesLeases: true,
+    queueState: async (runId) => {
+      let ready = 0;
+      let consumers = 0;
+      for (let level = 0; level < PRIORITY_LEVELS; level++) {
+        const q = await admin.channel.checkQueue(`${prefix}.run.${runId}.p${level}`);
+        ready += q.messageCount;
+        consumers += q.consumerCount;
+      }
+      return { ready, consumers };
+    },
     cleanup: async () => {
       try {
-        for (const o of opened) await o.frontier.close();
-        await admin.deleteQueuesAndClose(allQueueNames(prefix, TEST_BUCKETS_MS));
+        const runIds = new Set<string>();
+        for (const o of opened) {
+          for (const run of await o.frontier.runs().catch(() => [])) runIds.add(run.runId);
+          await o.frontier.close();
+        }
+        await admin.deleteQueuesAndClose(
+          allQueueNames(prefix, TEST_BUCKETS_MS, [...runIds]),
+          allExchangeNames(prefix, TEST_BUCKETS_MS),
+        );
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

@@ -6,8 +6,8 @@ export const AMQP_URL = process.env.ACKCRAWL_AMQP_URL ?? 'amqp://guest:guest@127
 
 export interface RabbitAdmin {
   channel: Channel;
-  /** Deletes the queues (missing ones are fine), then closes the connection. */
-  deleteQueuesAndClose: (queues: readonly string[]) => Promise<void>;
+  /** Deletes the queues and exchanges (missing ones are fine), then closes the connection. */
+  deleteQueuesAndClose: (queues: readonly string[], exchanges?: readonly string[]) => Promise<void>;
 }
 
 /** A plain connection for a test's own checks and clean-up; rejects with how to start RabbitMQ. */
@@ -27,8 +27,9 @@ export async function rabbitAdmin(): Promise<RabbitAdmin> {
   channel.on('error', () => undefined);
   return {
     channel,
-    deleteQueuesAndClose: async (queues) => {
+    deleteQueuesAndClose: async (queues, exchanges = []) => {
       for (const queue of queues) await channel.deleteQueue(queue);
+      for (const exchange of exchanges) await channel.deleteExchange(exchange);
       await model.close();
     },
   };

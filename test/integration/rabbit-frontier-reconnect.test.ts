@@ -12,7 +12,8 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { AppError } from '../../shared/errors.js';
 import { openRabbitFrontier } from '../../shared/adapters/frontier/rabbitmq/rabbit-frontier.js';
-import { allQueueNames } from '../../shared/adapters/frontier/rabbitmq/topology.js';
+import { allExchangeNames, allQueueNames } from '../../shared/adapters/frontier/rabbitmq/topology.js';
+import { DEFAULT_RUN_ID } from '../../shared/protocol/task.js';
 import type { Settlement } from '../../shared/ports/frontier.js';
 import type { Lease, NewTask } from '../../shared/protocol/task.js';
 import { AMQP_URL, rabbitAdmin } from '../helpers/rabbitmq.js';
@@ -183,7 +184,10 @@ it(
       await services('up', 'rabbitmq');
       await frontier.close();
       const admin = await rabbitAdmin();
-      await admin.deleteQueuesAndClose(allQueueNames(prefix, BUCKETS));
+      await admin.deleteQueuesAndClose(
+        allQueueNames(prefix, BUCKETS, [DEFAULT_RUN_ID]),
+        allExchangeNames(prefix, BUCKETS),
+      );
       rmSync(dir, { recursive: true, force: true });
     }
   },

@@ -7,7 +7,13 @@ import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-fronti
 import { openRabbitFrontier } from '../../shared/adapters/frontier/rabbitmq/rabbit-frontier.js';
 import { encodeTaskMessage, newTaskMessage } from '../../shared/adapters/frontier/rabbitmq/task-message.js';
 import { silentLogger } from '../../shared/logger.js';
-import type { Lease, NewTask } from '../../shared/protocol/task.js';
+import { DEFAULT_RUN_ID, type Lease, type NewTask } from '../../shared/protocol/task.js';
+import {
+  allExchangeNames,
+  allQueueNames,
+  routingKey,
+} from '../../shared/adapters/frontier/rabbitmq/topology.js';
+import Database from 'better-sqlite3';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { makeRabbitFixture, type RabbitFixture } from '../helpers/rabbit-frontier-fixture.js';
 import { AMQP_URL } from '../helpers/rabbitmq.js';
@@ -30,27 +36,58 @@ const ackAll = (leases: readonly Lease[], discovered: (l: Lease) => NewTask[] = 
   failures: [],
 });
 
-/** Publishes a raw task message, as a crash would have left it behind. */
+/** Publishes a raw task message to its run's level queue, as a crash would have left it behind. */
 async function publishLeftover(fx: RabbitFixture, message: ReturnType<typeof newTaskMessage>): Promise<void> {
-  fx.admin.channel.sendToQueue(fx.frontier.queues.tasks, encodeTaskMessage(message), { persistent: true });
-  await fx.admin.channel.checkQueue(fx.frontier.queues.tasks);
+  const { queues } = fx.frontier;
+  fx.admin.channel.publish(
+    queues.readyExchange,
+    routingKey(message.runId, message.priority),
+    encodeTaskMessage(message),
+    {
+      persistent: true,
+    },
+  );
+  await fx.admin.channel.checkQueue(queues.orphans);
 }
 
+/** Removes what a second frontier on `prefix` declared. */
+async function removePrefix(fx: RabbitFixture, prefix: string, runIds: readonly string[]): Promise<void> {
+  for (const q of allQueueNames(prefix, [1_000], runIds)) await fx.admin.channel.deleteQueue(q);
+  for (const e of allExchangeNames(prefix, [1_000])) await fx.admin.channel.deleteExchange(e);
+}
+
+const QUORUM = { durable: true, arguments: { 'x-queue-type': 'quorum' } };
+
 describe('rabbitmq frontier: adapter specifics', () => {
-  it('declares a priority tasks queue, per-bucket delay queues and a dead queue, idempotently', () =>
+  it('declares quorum queues: per run and level, per-bucket delay queues, orphans and failed, idempotently', () =>
     withFixture(async (fx) => {
       const { queues, retryDelayBucketsMs } = fx.frontier;
       assert.deepEqual(retryDelayBucketsMs, [1_000]);
-      for (const name of [queues.tasks, queues.dead, queues.delay(1_000)]) {
-        assert.equal((await fx.admin.channel.checkQueue(name)).messageCount, 0, name);
+      await fx.frontier.push([task('https://a.test/1')]);
+      const runQueues = [0, 1, 2, 3].map((level) => queues.run(DEFAULT_RUN_ID, level));
+      for (const name of [queues.orphans, queues.failed, ...runQueues]) {
+        // Declaring it as a quorum queue again is accepted only if it is one (else 406).
+        await fx.admin.channel.assertQueue(name, QUORUM);
       }
+      assert.equal((await fx.frontier.stats()).ready, 1);
+      // The delay queue dead-letters at least once (which needs reject-publish) to the ready exchange.
+      await fx.admin.channel.assertQueue(queues.wait(1_000), {
+        durable: true,
+        arguments: {
+          'x-queue-type': 'quorum',
+          'x-message-ttl': 1_000,
+          'x-dead-letter-exchange': queues.readyExchange,
+          'x-dead-letter-strategy': 'at-least-once',
+          'x-overflow': 'reject-publish',
+        },
+      });
       // The same declarations again (a second process, a restart) are accepted.
       const again = await fx.open();
-      assert.equal((await again.stats()).total, 0);
+      assert.equal((await again.stats()).total, 1, 'the same ledger');
       await again.close();
     }));
 
-  it('a final failure goes to the dead queue with its last error', () =>
+  it('a final failure goes to the failed queue with its last error and run', () =>
     withFixture(async (fx) => {
       await fx.frontier.push([task('https://a.test/gone')]);
       const [lease] = await fx.frontier.lease(1);
@@ -60,9 +97,10 @@ describe('rabbitmq frontier: adapter specifics', () => {
         retries: [],
         failures: [{ lease: ref(lease), error: 'http 404' }],
       });
-      const dead = await fx.admin.channel.get(fx.frontier.queues.dead, { noAck: true });
-      assert.ok(dead, 'a message in the dead queue');
+      const dead = await fx.admin.channel.get(fx.frontier.queues.failed, { noAck: true });
+      assert.ok(dead, 'a message in the failed queue');
       assert.equal(dead.properties.headers?.['x-ackcrawl-error'], 'http 404');
+      assert.equal(dead.properties.headers?.['x-ackcrawl-run'], DEFAULT_RUN_ID);
       assert.equal(dead.properties.deliveryMode, 2);
       const body = JSON.parse(dead.content.toString()) as { url: string; lastError: string; attempt: number };
       assert.deepEqual([body.url, body.lastError, body.attempt], ['https://a.test/gone', 'http 404', 1]);
@@ -95,8 +133,14 @@ describe('rabbitmq frontier: adapter specifics', () => {
 
   it('a message pushed by a process that crashed before its ledger write is still crawled', () =>
     withFixture(async (fx) => {
+      // Its run is unknown to this ledger, so no queue of it exists yet: the message goes by the
+      // orphans queue, which records the run, declares its queues and routes it there.
       await publishLeftover(fx, newTaskMessage(task('https://a.test/orphan')));
-      const [lease] = await leaseAll(fx.frontier);
+      let lease: Lease | undefined;
+      await waitFor(async () => (lease = (await fx.frontier.lease(1))[0]) !== undefined, {
+        timeoutMs: 5_000,
+        message: 'the orphaned task to be leasable',
+      });
       assert.equal(lease?.url, 'https://a.test/orphan');
       assert.ok(lease);
       assert.equal((await fx.frontier.settle(ackAll([lease]))).applied, 1);
@@ -104,27 +148,64 @@ describe('rabbitmq frontier: adapter specifics', () => {
       assert.deepEqual([s.total, s.done, s.ready], [1, 1, 0]);
     }));
 
-  it('serves by the replaceable priority rule', () =>
+  it('refuses a prefix holding the old layout (a classic priority tasks queue), naming what to do', () =>
     withFixture(async (fx) => {
-      const vip = await fx.open({
-        queuePrefix: `${fx.prefix}-vip`,
-        ledgerPath: `${fx.ledgerPath}-vip`,
-        priority: (t) => (t.url.includes('/vip') ? 9 : 0),
+      const prefix = `${fx.prefix}-old`;
+      // The queues as the version before runs declared them, with a task left in one.
+      await fx.admin.channel.assertQueue(`${prefix}.tasks`, {
+        durable: true,
+        arguments: { 'x-max-priority': 10 },
+      });
+      await fx.admin.channel.assertQueue(`${prefix}.dead`, { durable: true });
+      const { runId: _runId, ...old } = newTaskMessage(task('https://a.test/old'));
+      fx.admin.channel.sendToQueue(`${prefix}.tasks`, Buffer.from(JSON.stringify({ ...old, v: 1 })), {
+        persistent: true,
       });
       try {
-        await vip.push([task('https://a.test/1'), task('https://a.test/vip'), task('https://a.test/2')]);
-        const got = await vip.lease(3);
-        assert.deepEqual(
-          got.map((l) => l.url),
-          ['https://a.test/vip', 'https://a.test/1', 'https://a.test/2'],
+        await assert.rejects(
+          fx.open({ queuePrefix: prefix, ledgerPath: `${fx.ledgerPath}-old` }),
+          (err: unknown) => {
+            const e = err as { code?: string; retriable?: boolean; message?: string };
+            assert.equal(e.code, 'FRONTIER_OLD_LAYOUT');
+            assert.equal(e.retriable, false);
+            assert.match(e.message ?? '', new RegExp(`${prefix}\\.tasks \\(1 ready\\)`));
+            assert.match(e.message ?? '', /delete those queues/);
+            return true;
+          },
         );
+        // Nothing of the new layout was declared over it, and the old task is still there.
+        assert.equal((await fx.admin.channel.checkQueue(`${prefix}.tasks`)).messageCount, 1);
       } finally {
-        await vip.close();
-        for (const q of [vip.queues.tasks, vip.queues.dead, vip.queues.delay(1_000)]) {
-          await fx.admin.channel.deleteQueue(q);
-        }
+        await fx.admin.channel.deleteQueue(`${prefix}.tasks`);
+        await fx.admin.channel.deleteQueue(`${prefix}.dead`);
+        await removePrefix(fx, prefix, []);
       }
     }));
+
+  it('refuses a ledger of the old layout (version 1) with FRONTIER_OLD_LAYOUT', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-rabbit-'));
+    try {
+      const path = join(dir, 'ledger.db');
+      // A version-1 ledger as the version before runs wrote it.
+      const db = new Database(path);
+      db.exec(`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        INSERT INTO meta VALUES ('kind', 'ackcrawl-rabbitmq-ledger'), ('ledger_version', '1'), ('total', '1');
+        CREATE TABLE urls (url TEXT PRIMARY KEY, state INTEGER NOT NULL, attempt INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO urls VALUES ('https://a.test/', 0, 1);`);
+      db.close();
+      await assert.rejects(
+        openRabbitFrontier({ url: AMQP_URL, ledgerPath: path, prefetch: 10, logger: silentLogger() }),
+        (err: unknown) => {
+          const e = err as { code?: string; message?: string };
+          assert.equal(e.code, 'FRONTIER_OLD_LAYOUT');
+          assert.match(e.message ?? '', /layout before runs/);
+          return true;
+        },
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('keeps leases inside the consumer ack timeout', () =>
     withFixture(async (fx) => {
@@ -262,9 +343,7 @@ describe('rabbitmq frontier: adapter specifics', () => {
         );
       } finally {
         await fast.close();
-        for (const q of [fast.queues.tasks, fast.queues.dead, fast.queues.delay(1_000)]) {
-          await fx.admin.channel.deleteQueue(q);
-        }
+        await removePrefix(fx, `${fx.prefix}-timing`, [DEFAULT_RUN_ID]);
       }
     }));
 });

@@ -17,7 +17,7 @@ function deps(tasks: Record<string, Partial<TaskView>>, more: Partial<ExplainDep
     clock: () => NOW,
     scopeProblem: (u) => (inScope(u) ? null : describeScope('host', SEEDS)),
     frontier: {
-      inspect: async (url) => {
+      inspect: async (_runId, url) => {
         const t = tasks[url];
         return t
           ? {

@@ -21,7 +21,7 @@ describe('createLinkFilter', () => {
         host: 'example.test',
         depth: 1,
         parentUrl: parent.url,
-        priority: -1,
+        priority: 2,
       },
       {
         runId: 'default',
@@ -29,7 +29,7 @@ describe('createLinkFilter', () => {
         host: 'example.test',
         depth: 1,
         parentUrl: parent.url,
-        priority: -1,
+        priority: 2,
       },
     ]);
   });

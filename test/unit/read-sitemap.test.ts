@@ -18,9 +18,9 @@ describe('readSitemap', () => {
     const { entries, truncated } = await readSitemap(Buffer.from(urlset(3)), BASE, LIMITS);
     assert.equal(truncated, false);
     assert.deepEqual(entries, [
-      { runId: 'default', url: 'http://a.test/p0', kind: 'page', lastmod: '2026-01-01' },
-      { runId: 'default', url: 'http://a.test/p1', kind: 'page', lastmod: '2026-01-02' },
-      { runId: 'default', url: 'http://a.test/p2', kind: 'page', lastmod: '2026-01-03' },
+      { url: 'http://a.test/p0', kind: 'page', lastmod: '2026-01-01' },
+      { url: 'http://a.test/p1', kind: 'page', lastmod: '2026-01-02' },
+      { url: 'http://a.test/p2', kind: 'page', lastmod: '2026-01-03' },
     ]);
   });
 
@@ -31,8 +31,8 @@ describe('readSitemap', () => {
       '<sm:sitemap><sm:loc>/s2.xml</sm:loc></sm:sitemap></sm:sitemapindex>';
     const { entries } = await readSitemap(Buffer.from(xml), BASE, LIMITS);
     assert.deepEqual(entries, [
-      { runId: 'default', url: 'http://a.test/s1.xml.gz', kind: 'sitemap', lastmod: '2025-12-31T10:00:00Z' },
-      { runId: 'default', url: 'http://a.test/s2.xml', kind: 'sitemap', lastmod: null },
+      { url: 'http://a.test/s1.xml.gz', kind: 'sitemap', lastmod: '2025-12-31T10:00:00Z' },
+      { url: 'http://a.test/s2.xml', kind: 'sitemap', lastmod: null },
     ]);
   });
 
@@ -86,9 +86,9 @@ describe('sitemapEntryTasks', () => {
   const inScope = (url: string): boolean => url.startsWith('http://a.test/');
   test('pages are seeds with their lastmod; sitemaps nest up to maxDepth; scope applies', () => {
     const entries = [
-      { runId: 'default', url: 'http://a.test/p', kind: 'page' as const, lastmod: '2026-01-01' },
-      { runId: 'default', url: 'http://b.test/p', kind: 'page' as const, lastmod: null },
-      { runId: 'default', url: 'http://a.test/s.xml', kind: 'sitemap' as const, lastmod: null },
+      { url: 'http://a.test/p', kind: 'page' as const, lastmod: '2026-01-01' },
+      { url: 'http://b.test/p', kind: 'page' as const, lastmod: null },
+      { url: 'http://a.test/s.xml', kind: 'sitemap' as const, lastmod: null },
     ];
     const tasks = sitemapEntryTasks(
       entries,

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { dirname } from 'node:path';
-import { AppError, InvalidInputError, StorageError, errorMessage } from '../../errors.js';
+import { AppError, StorageError, errorMessage } from '../../errors.js';
 import { formatBytes, freeBytes, isDiskFull } from '../disk-space.js';
 
 /**
@@ -38,16 +38,4 @@ export function closedError(path: string): StorageError {
   return new StorageError('FRONTIER_CLOSED', `sqlite frontier ${path} is closed`, {
     details: { path },
   });
-}
-
-/** Pause or resume of a run that was cancelled: a conflict, not something a retry fixes. */
-export function runCancelledError(runId: string): InvalidInputError {
-  return new InvalidInputError(
-    'FRONTIER_RUN_CANCELLED',
-    `run ${runId} is cancelled: it cannot be paused or resumed`,
-    {
-      status: 409,
-      details: { runId },
-    },
-  );
 }

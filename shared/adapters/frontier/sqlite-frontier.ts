@@ -16,8 +16,9 @@ import type {
 import { InvalidInputError } from '../../errors.js';
 import { clampLevel, PRIORITY_LEVELS } from '../../protocol/task-priority.js';
 import { LevelPicker, pickByLevel } from './level-picker.js';
-import { Delta, RunCounts, totalOf, zeroCounts, type CountKey } from './run-counts.js';
-import { closedError, runCancelledError, toFrontierError } from './sqlite-errors.js';
+import { Delta, RunCounts, totalOf, type CountKey } from './run-counts.js';
+import { runCancelledError } from './run-errors.js';
+import { closedError, toFrontierError } from './sqlite-errors.js';
 import { openDatabase, RunStateValue, State, type SqliteDurability } from './sqlite-schema.js';
 import { prepareStatements, type ChangedRow, type Statements, type TaskRow } from './sqlite-statements.js';
 import { assertLeaseMs, assertNewTasks, assertRunId, assertSettlement, runCap } from './task-input.js';

@@ -140,9 +140,9 @@ export function prepareStatements(db: Database.Database) {
     countDelayed: db.prepare<[number], Count>(
       `SELECT COUNT(*) AS n FROM tasks WHERE state = 0 AND available_at > ?`,
     ),
-    /** (now, runId) */
+    /** (now, runId): `+run_id` keeps the planner on tasks_delayed (the run's rows may be many). */
     countDelayedOfRun: db.prepare<[number, string], Count>(
-      `SELECT COUNT(*) AS n FROM tasks WHERE state = 0 AND available_at > ? AND run_id = ?`,
+      `SELECT COUNT(*) AS n FROM tasks WHERE state = 0 AND available_at > ? AND +run_id = ?`,
     ),
     /** (now) */
     countExpired: db.prepare<[number], Count>(
@@ -150,7 +150,7 @@ export function prepareStatements(db: Database.Database) {
     ),
     /** (now, runId) */
     countExpiredOfRun: db.prepare<[number, string], Count>(
-      `SELECT COUNT(*) AS n FROM tasks WHERE state = 1 AND lease_expires <= ? AND run_id = ?`,
+      `SELECT COUNT(*) AS n FROM tasks WHERE state = 1 AND lease_expires <= ? AND +run_id = ?`,
     ),
     countByRunAndState: db.prepare<[], { run_id: string; state: number; n: number }>(
       `SELECT run_id, state, COUNT(*) AS n FROM tasks GROUP BY run_id, state`,

@@ -11,6 +11,8 @@ import { unavailable } from './rabbit-errors.js';
 export interface Link {
   readonly generation: number;
   readonly channel: ConfirmChannel;
+  /** The connection, for a throwaway channel (a passive check that may fail closes its channel). */
+  readonly model: ChannelModel;
   alive: boolean;
 }
 
@@ -126,7 +128,7 @@ export class BrokerLink {
     });
     try {
       const channel = await model.createConfirmChannel();
-      link = { generation, channel, alive: true };
+      link = { generation, channel, model, alive: true };
       const thisLink = link;
       channel.on('error', (err: Error) => log.warn({ err, generation }, 'rabbitmq channel error'));
       channel.on('handler-error', (err: Error, event: string) =>

@@ -1,6 +1,6 @@
 import type { Logger } from '../../../logger.js';
 import type { RunLimit, Settlement, SettleResult } from '../../../ports/frontier.js';
-import { DEFAULT_RUN_ID, type NewTask } from '../../../protocol/task.js';
+import type { NewTask } from '../../../protocol/task.js';
 import { runCap } from '../task-input.js';
 import { ackOn, type Link } from './broker-link.js';
 import type { Ledger } from './ledger.js';
@@ -42,6 +42,8 @@ export interface FrontierWriterDeps {
   outgoing: OutgoingMessages;
   clock: () => number;
   logger: Logger;
+  /** Declares a run's queues on the link if this link has not yet (see RabbitFrontier). */
+  ensureRunQueues: (link: Link, runId: string) => Promise<void>;
   /** This process changed what the queues hold. */
   onQueuesChanged: () => void;
 }
@@ -56,6 +58,7 @@ export class FrontierWriter {
 
   async push(link: Link, tasks: readonly NewTask[], maxTotal: RunLimit | undefined): Promise<NewTask[]> {
     const { fresh } = this.deps.ledger.unseen(tasks, this.room(maxTotal));
+    await this.prepareRuns(link, fresh);
     await this.publishWithNew(link, fresh, [], 'push');
     this.deps.ledger.record({ accepted: fresh });
     return fresh;
@@ -66,24 +69,27 @@ export class FrontierWriter {
     const { acks, retries, failures } = claimed;
     const now = this.deps.clock();
     // A stale ack pushes nothing: the lease that replaced it reports its own links.
+    // Discoveries of a cancelled run are left out by unseen(); its retries are dropped.
     const { fresh, capped } = ledger.unseen(
       [...acks, ...failures].flatMap((a) => a.discovered),
       this.room(batch.maxTotal),
     );
+    const live = retries.filter((r) => ledger.stateOf(r.held.task.runId) !== 'cancelled');
+    await this.prepareRuns(link, fresh);
     await this.publishWithNew(
       link,
       fresh,
       [
-        ...retries.map((r) => outgoing.retry(r.held.task, r.delayMs, r.error, now)),
+        ...live.map((r) => outgoing.retry(r.held.task, r.delayMs, r.error, now)),
         ...failures.map((f) => outgoing.dead(f.held.task, f.error, now)),
       ],
       'settle',
     );
     ledger.record({
       accepted: fresh,
-      done: acks.map((a) => a.held.task.url),
-      failed: failures.map((f) => f.held.task.url),
-      retried: retries.map((r) => ({ url: r.held.task.url, attempt: r.held.task.attempt + 1 })),
+      done: acks.map((a) => runUrl(a.held)),
+      failed: failures.map((f) => runUrl(f.held)),
+      retried: live.map((r) => ({ ...runUrl(r.held), attempt: r.held.task.attempt + 1 })),
       ...(batch.checkpoint === undefined ? {} : { checkpoint: batch.checkpoint }),
     });
     // Acks go last. If the link died since the confirms they are not sent: the broker puts the
@@ -155,9 +161,23 @@ export class FrontierWriter {
     }
   }
 
-  private room(maxTotal: RunLimit | undefined): number {
-    const total = this.deps.ledger.counts.total;
-    const cap = runCap(maxTotal, DEFAULT_RUN_ID);
-    return cap === undefined ? Infinity : Math.max(0, cap - total);
+  /** Each run's room under its maxTotal. */
+  private room(maxTotal: RunLimit | undefined): (runId: string) => number {
+    return (runId) => {
+      const cap = runCap(maxTotal, runId);
+      return cap === undefined ? Infinity : Math.max(0, cap - this.deps.ledger.counts(runId).total);
+    };
   }
+
+  /** Runs go into the ledger before their first message, and their queues exist before it is sent. */
+  private async prepareRuns(link: Link, fresh: readonly NewTask[]): Promise<void> {
+    if (fresh.length === 0) return;
+    const runIds = new Set(fresh.map((task) => task.runId));
+    this.deps.ledger.ensureRuns(runIds);
+    for (const runId of runIds) await this.deps.ensureRunQueues(link, runId);
+  }
+}
+
+function runUrl(held: Held): { runId: string; url: string } {
+  return { runId: held.task.runId, url: held.task.url };
 }

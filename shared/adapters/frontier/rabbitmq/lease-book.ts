@@ -1,5 +1,7 @@
 import type { ConsumeMessage } from 'amqplib';
+import { PRIORITY_LEVELS } from '../../../protocol/task-priority.js';
 import type { Lease } from '../../../protocol/task.js';
+import { pickByLevel, type LevelPicker } from '../level-picker.js';
 import type { Link } from './broker-link.js';
 import type { TaskMessage } from './task-message.js';
 
@@ -11,7 +13,7 @@ export interface Delivery {
   message: ConsumeMessage;
   task: TaskMessage;
   taskId: string;
-  /** Broker priority, 0..9. */
+  /** Its priority level, 0..PRIORITY_LEVELS - 1 (the level queue it came from). */
   priority: number;
   /** Arrival order, for "oldest first" within a priority. */
   seq: number;
@@ -25,7 +27,10 @@ export interface Held extends Delivery {
   expiresAt: number;
 }
 
-const LEVELS = 10;
+const LEVELS = PRIORITY_LEVELS;
+
+/** A task's key in the book: the same URL in two runs is two tasks. */
+const keyOf = (task: { runId: string; url: string }): string => `${task.runId}\n${task.url}`;
 
 /**
  * The deliveries this process holds, in three places: buffered (delivered, not leased), leased
@@ -34,14 +39,14 @@ const LEVELS = 10;
  * and never acked. Memory is bounded by the channel's prefetch.
  */
 export class LeaseBook {
-  /** Buffered deliveries, one FIFO per broker priority. */
+  /** Buffered deliveries, one FIFO per priority level. */
   private readonly levels: Delivery[][] = Array.from({ length: LEVELS }, () => []);
   private bufferedCount = 0;
   private readonly leases = new Map<string, Held>();
   private readonly settling = new Set<Held>();
   /** Buffered deliveries being set aside (republished with a delay, then acked). */
   private readonly parking = new Set<Delivery>();
-  /** URL → highest attempt held, over all three places: spots a second copy of a message. */
+  /** Run and URL → highest attempt held, over all three places: spots a second copy of a message. */
   private readonly urls = new Map<string, { attempt: number; copies: number }>();
   private seq = 0;
 
@@ -91,16 +96,43 @@ export class LeaseBook {
     return taken;
   }
 
-  /** A copy of `url` held here, leased or buffered, if any (a linear scan: for diagnostics only). */
-  find(url: string): { delivery: Delivery; leased: boolean } | undefined {
-    for (const held of this.leases.values())
-      if (held.task.url === url) return { delivery: held, leased: true };
-    for (const held of this.settling) if (held.task.url === url) return { delivery: held, leased: true };
+  /** A copy of a run's `url` held here, leased or buffered, if any (a linear scan: for diagnostics only). */
+  find(runId: string, url: string): { delivery: Delivery; leased: boolean } | undefined {
+    const is = (d: Delivery): boolean => d.task.url === url && d.task.runId === runId;
+    for (const held of this.leases.values()) if (is(held)) return { delivery: held, leased: true };
+    for (const held of this.settling) if (is(held)) return { delivery: held, leased: true };
     for (const level of this.levels) {
-      const delivery = level.find((d) => d.task.url === url);
+      const delivery = level.find(is);
       if (delivery) return { delivery, leased: false };
     }
     return undefined;
+  }
+
+  /** Buffered deliveries of a run (a linear scan over the window). */
+  bufferedOf(runId: string): number {
+    let n = 0;
+    for (const level of this.levels) for (const d of level) if (d.task.runId === runId) n += 1;
+    return n;
+  }
+
+  /** Leased or settling deliveries of a run. */
+  leasedOf(runId: string): number {
+    let n = 0;
+    for (const held of this.leases.values()) if (held.task.runId === runId) n += 1;
+    for (const held of this.settling) if (held.task.runId === runId) n += 1;
+    return n;
+  }
+
+  /** Takes out every buffered delivery of a run (paused or cancelled), to be handed back. */
+  takeRun(runId: string): Delivery[] {
+    const taken: Delivery[] = [];
+    for (let p = 0; p < LEVELS; p++) {
+      const level = this.levels[p] ?? [];
+      this.levels[p] = level.filter((d) => d.task.runId !== runId || (taken.push(d), false));
+    }
+    this.bufferedCount -= taken.length;
+    for (const d of taken) this.forget(d);
+    return taken;
   }
 
   /** A set-aside copy is confirmed and the delivery acked: it leaves the book. */
@@ -122,8 +154,8 @@ export class LeaseBook {
   }
 
   /** True when a copy of this task, at this attempt or a later one, is already held here. */
-  holds(url: string, attempt: number): boolean {
-    const entry = this.urls.get(url);
+  holds(task: { runId: string; url: string }, attempt: number): boolean {
+    const entry = this.urls.get(keyOf(task));
     return entry !== undefined && entry.attempt >= attempt;
   }
 
@@ -131,32 +163,53 @@ export class LeaseBook {
     const level = this.levels[delivery.priority] ?? this.levels[0];
     level?.push({ ...delivery, seq: (this.seq += 1) });
     this.bufferedCount += 1;
-    const entry = this.urls.get(delivery.task.url);
-    if (entry === undefined) this.urls.set(delivery.task.url, { attempt: delivery.task.attempt, copies: 1 });
+    const entry = this.urls.get(keyOf(delivery.task));
+    if (entry === undefined)
+      this.urls.set(keyOf(delivery.task), { attempt: delivery.task.attempt, copies: 1 });
     else {
       entry.attempt = Math.max(entry.attempt, delivery.task.attempt);
       entry.copies += 1;
     }
   }
 
-  /** Up to `max` buffered deliveries of `link`, highest priority first, then oldest; leased until `expiresAt`. */
-  take(max: number, excludeHosts: ReadonlySet<string>, link: Link, expiresAt: number): Held[] {
-    const taken: Held[] = [];
-    for (let p = LEVELS - 1; p >= 0 && taken.length < max; p--) {
-      const level = this.levels[p];
-      if (level === undefined || level.length === 0) continue;
-      const kept: Delivery[] = [];
-      for (const delivery of level) {
-        if (taken.length < max && delivery.link === link && !excludeHosts.has(delivery.task.host)) {
-          const leaseId = `${this.token}.${link.generation}.${delivery.message.fields.deliveryTag}`;
-          const held: Held = { ...delivery, leaseId, expiresAt };
-          this.leases.set(leaseId, held);
-          taken.push(held);
-        } else {
-          kept.push(delivery);
-        }
+  /**
+   * Up to `max` buffered deliveries of `link`, levels in the picker's order (higher first, none
+   * starved), oldest first within a level; leased until `expiresAt`. Deliveries of an excluded host
+   * or of a run in `skipRuns` (paused) stay buffered.
+   */
+  take(
+    max: number,
+    excludeHosts: ReadonlySet<string>,
+    skipRuns: ReadonlySet<string>,
+    link: Link,
+    expiresAt: number,
+    picker: LevelPicker,
+  ): Held[] {
+    const eligible = (d: Delivery): boolean =>
+      d.link === link && !excludeHosts.has(d.task.host) && !skipRuns.has(d.task.runId);
+    const candidates = this.levels.map((level) => {
+      const found: Delivery[] = [];
+      for (const d of level) {
+        if (found.length >= max) break;
+        if (eligible(d)) found.push(d);
       }
-      this.levels[p] = kept;
+      return found;
+    });
+    const order = pickByLevel(picker, candidates, max);
+    if (order.length === 0) return [];
+    const picked = new Set(order);
+    const taken: Held[] = [];
+    for (let p = 0; p < LEVELS; p++) {
+      const level = this.levels[p] ?? [];
+      if (!level.some((d) => picked.has(d))) continue;
+      this.levels[p] = level.filter((d) => !picked.has(d));
+    }
+    // In the picker's order, which is the order the caller gets them in.
+    for (const delivery of order) {
+      const leaseId = `${this.token}.${link.generation}.${delivery.message.fields.deliveryTag}`;
+      const held: Held = { ...delivery, leaseId, expiresAt };
+      this.leases.set(leaseId, held);
+      taken.push(held);
     }
     this.bufferedCount -= taken.length;
     return taken;
@@ -272,10 +325,11 @@ export class LeaseBook {
 
   /** A delivery left the book for good. */
   private forget(delivery: Delivery): void {
-    const entry = this.urls.get(delivery.task.url);
+    const key = keyOf(delivery.task);
+    const entry = this.urls.get(key);
     if (entry === undefined) return;
     entry.copies -= 1;
-    if (entry.copies <= 0) this.urls.delete(delivery.task.url);
+    if (entry.copies <= 0) this.urls.delete(key);
   }
 
   private lookup(ref: LeaseRef): Held | undefined {

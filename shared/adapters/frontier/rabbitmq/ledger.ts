@@ -1,11 +1,15 @@
 import Database from 'better-sqlite3';
 import { StorageError } from '../../../errors.js';
+import type { RunState } from '../../../ports/frontier.js';
 import type { NewTask } from '../../../protocol/task.js';
 import { toFrontierError } from '../sqlite-errors.js';
 
-/** A URL's state in the ledger. Rows are never deleted: the table is the crawl's seen-set. */
+/** A URL's state in the ledger. Rows are never deleted: the table is each run's seen-set. */
 export const LedgerState = { accepted: 0, done: 1, failed: 2 } as const;
 export type LedgerStateValue = (typeof LedgerState)[keyof typeof LedgerState];
+
+const RUN_STATE_VALUES: Record<RunState, number> = { active: 0, paused: 1, cancelled: 2 };
+const RUN_STATES: Record<number, RunState> = { 0: 'active', 1: 'paused', 2: 'cancelled' };
 
 export interface LedgerEntry {
   state: LedgerStateValue;
@@ -19,38 +23,62 @@ export interface LedgerCounts {
   failed: number;
 }
 
+export interface LedgerRun extends LedgerCounts {
+  runId: string;
+  state: RunState;
+  /** A cancelled run whose queues are deleted. */
+  purged: boolean;
+}
+
+export interface RunUrl {
+  runId: string;
+  url: string;
+}
+
 /** What one settle or push records, in one transaction. */
 export interface LedgerChanges {
   accepted?: readonly NewTask[];
-  done?: readonly string[];
-  failed?: readonly string[];
-  retried?: readonly { url: string; attempt: number }[];
+  done?: readonly RunUrl[];
+  failed?: readonly RunUrl[];
+  retried?: readonly (RunUrl & { attempt: number })[];
   checkpoint?: string;
 }
 
 const LEDGER_KIND = 'ackcrawl-rabbitmq-ledger';
-const LEDGER_VERSION = '1';
+/** 2: runs (per-run seen-set and counters, run control). A version-1 ledger is refused. */
+const LEDGER_VERSION = '2';
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS urls (
-    url     TEXT    PRIMARY KEY,
+    run_id  TEXT    NOT NULL,
+    url     TEXT    NOT NULL,
     state   INTEGER NOT NULL,
-    attempt INTEGER NOT NULL
+    attempt INTEGER NOT NULL,
+    PRIMARY KEY (run_id, url)
+  ) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT    PRIMARY KEY,
+    state  INTEGER NOT NULL,
+    total  INTEGER NOT NULL,
+    done   INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    purged INTEGER NOT NULL
   ) WITHOUT ROWID;
 `;
 
 /**
- * The RabbitMQ frontier's local record, one SQLite file: every URL accepted (the seen-set, on disk,
- * so memory stays flat) with its state, the counters behind stats() and maxTotal, and the sink
- * checkpoint. The broker holds the work; the ledger holds what the work was. Writes are
- * synchronous=FULL: a URL marked done here is acked in the broker right after, so the mark must
- * not be lost (a lost mark would leave a URL pending with no message to finish it).
+ * The RabbitMQ frontier's local record, one SQLite file: every URL each run accepted (the seen-sets,
+ * on disk, so memory stays flat) with its state, each run's counters (behind stats() and maxTotal)
+ * and control state, and the sink checkpoint. The broker holds the work; the ledger holds what the
+ * work was. Writes are synchronous=FULL: a URL marked done here is acked in the broker right
+ * after, so the mark must not be lost (a lost mark would leave a URL pending with no message to
+ * finish it). Runs are few, so they are all kept in memory as well.
  */
 export class Ledger {
   private readonly db: Database.Database;
   private readonly stmts: ReturnType<typeof prepare>;
-  private readonly writeTx: Database.Transaction<(changes: LedgerChanges) => LedgerCounts>;
-  private current: LedgerCounts;
+  private readonly writeTx: Database.Transaction<(changes: LedgerChanges) => void>;
+  private readonly runMap = new Map<string, LedgerRun>();
   private lastCheckpoint: string | null;
 
   constructor(
@@ -72,11 +100,16 @@ export class Ledger {
       this.checkKind();
       this.db.exec(SCHEMA);
       this.stmts = prepare(this.db);
-      this.current = {
-        total: this.readCounter('total'),
-        done: this.readCounter('done'),
-        failed: this.readCounter('failed'),
-      };
+      for (const row of this.stmts.runs.all()) {
+        this.runMap.set(row.run_id, {
+          runId: row.run_id,
+          state: RUN_STATES[row.state] ?? 'active',
+          total: row.total,
+          done: row.done,
+          failed: row.failed,
+          purged: row.purged !== 0,
+        });
+      }
       this.lastCheckpoint = this.stmts.getMeta.get('checkpoint')?.value ?? null;
       this.writeTx = this.db.transaction((changes: LedgerChanges) => this.apply(changes));
     } catch (err) {
@@ -85,96 +118,189 @@ export class Ledger {
     }
   }
 
-  get counts(): LedgerCounts {
-    return { ...this.current };
+  /** Counters of one run, or of every run together. */
+  counts(runId?: string): LedgerCounts {
+    if (runId !== undefined) {
+      const run = this.runMap.get(runId);
+      return { total: run?.total ?? 0, done: run?.done ?? 0, failed: run?.failed ?? 0 };
+    }
+    const all = { total: 0, done: 0, failed: 0 };
+    for (const run of this.runMap.values()) {
+      all.total += run.total;
+      all.done += run.done;
+      all.failed += run.failed;
+    }
+    return all;
+  }
+
+  run(runId: string): LedgerRun | undefined {
+    const run = this.runMap.get(runId);
+    return run === undefined ? undefined : { ...run };
+  }
+
+  runs(): LedgerRun[] {
+    return [...this.runMap.values()].map((run) => ({ ...run }));
+  }
+
+  stateOf(runId: string): RunState | undefined {
+    return this.runMap.get(runId)?.state;
   }
 
   get checkpoint(): string | null {
     return this.lastCheckpoint;
   }
 
-  lookup(url: string): LedgerEntry | undefined {
+  lookup(runId: string, url: string): LedgerEntry | undefined {
     try {
-      return this.stmts.lookup.get(url);
+      return this.stmts.lookup.get(runId, url);
     } catch (err) {
       throw toFrontierError(err, 'ledger lookup', this.path);
     }
   }
 
   /**
-   * The tasks to accept: URLs neither in the ledger nor earlier in `tasks`, at most `room` of them;
-   * `capped` when the room kept out a URL the ledger does not have. Nothing is recorded: the caller
-   * publishes them first and records them after the confirm.
+   * The tasks to accept: URLs neither in their run's seen-set nor earlier in `tasks`, at most
+   * `roomOf(runId)` per run, none of a cancelled run; `capped` when a room kept out a URL its run
+   * does not have. Nothing is recorded: the caller publishes them first and records them after
+   * the confirm.
    */
-  unseen(tasks: readonly NewTask[], room: number): { fresh: NewTask[]; capped: boolean } {
+  unseen(
+    tasks: readonly NewTask[],
+    roomOf: (runId: string) => number,
+  ): { fresh: NewTask[]; capped: boolean } {
     const fresh: NewTask[] = [];
     const inCall = new Set<string>();
+    const taken = new Map<string, number>();
+    let capped = false;
     try {
       for (const task of tasks) {
-        if (inCall.has(task.url)) continue;
-        const known = this.stmts.lookup.get(task.url) !== undefined;
-        if (known) continue;
-        if (fresh.length >= room) return { fresh, capped: true };
-        inCall.add(task.url);
+        const key = `${task.runId}\n${task.url}`;
+        if (inCall.has(key) || this.stateOf(task.runId) === 'cancelled') continue;
+        if (this.stmts.lookup.get(task.runId, task.url) !== undefined) continue;
+        const n = taken.get(task.runId) ?? 0;
+        if (n >= roomOf(task.runId)) {
+          capped = true;
+          continue;
+        }
+        taken.set(task.runId, n + 1);
+        inCall.add(key);
         fresh.push(task);
       }
     } catch (err) {
       throw toFrontierError(err, 'ledger lookup', this.path);
     }
-    return { fresh, capped: false };
+    return { fresh, capped };
   }
 
   /** Records a push or a settlement in one durable transaction; counters follow only on commit. */
   record(changes: LedgerChanges): void {
+    const before = new Map([...this.runMap].map(([id, run]) => [id, { ...run }]));
     try {
-      this.current = this.writeTx.immediate(changes);
+      this.writeTx.immediate(changes);
     } catch (err) {
+      this.restore(before);
       throw toFrontierError(err, 'ledger write', this.path);
     }
     if (changes.checkpoint !== undefined) this.lastCheckpoint = changes.checkpoint;
+  }
+
+  /** Records a run (active) before its first message is published, so a restart knows its queues. */
+  ensureRuns(runIds: Iterable<string>): void {
+    const missing = [...new Set(runIds)].filter((runId) => !this.runMap.has(runId));
+    if (missing.length === 0) return;
+    try {
+      this.db
+        .transaction(() => {
+          for (const runId of missing) this.stmts.addRun.run(runId);
+        })
+        .immediate();
+    } catch (err) {
+      throw toFrontierError(err, 'ledger write', this.path);
+    }
+    for (const runId of missing) {
+      this.runMap.set(runId, { runId, state: 'active', total: 0, done: 0, failed: 0, purged: false });
+    }
+  }
+
+  /** Durably sets a run's control state (creating the run if needed). */
+  setState(runId: string, state: RunState): void {
+    try {
+      this.stmts.addRun.run(runId);
+      this.stmts.setState.run(RUN_STATE_VALUES[state], runId);
+    } catch (err) {
+      throw toFrontierError(err, 'ledger write', this.path);
+    }
+    const run = this.runMap.get(runId) ?? { runId, state, total: 0, done: 0, failed: 0, purged: false };
+    run.state = state;
+    this.runMap.set(runId, run);
+  }
+
+  /** A cancelled run's queues are deleted. */
+  markPurged(runId: string): void {
+    try {
+      this.stmts.setPurged.run(runId);
+    } catch (err) {
+      throw toFrontierError(err, 'ledger write', this.path);
+    }
+    const run = this.runMap.get(runId);
+    if (run !== undefined) run.purged = true;
   }
 
   close(): void {
     if (this.db.open) this.db.close();
   }
 
-  private apply(changes: LedgerChanges): LedgerCounts {
-    const next = { ...this.current };
+  private apply(changes: LedgerChanges): void {
     const s = this.stmts;
+    const touched = new Set<LedgerRun>();
+    const runOf = (runId: string): LedgerRun => {
+      let run = this.runMap.get(runId);
+      if (run === undefined) {
+        s.addRun.run(runId);
+        run = { runId, state: 'active', total: 0, done: 0, failed: 0, purged: false };
+        this.runMap.set(runId, run);
+      }
+      touched.add(run);
+      return run;
+    };
     for (const task of changes.accepted ?? []) {
-      next.total += s.insert.run(task.url, LedgerState.accepted, 1).changes;
+      runOf(task.runId).total += s.insert.run(task.runId, task.url, LedgerState.accepted, 1).changes;
     }
-    for (const { url, attempt } of changes.retried ?? []) {
-      const row = s.lookup.get(url);
+    for (const { runId, url, attempt } of changes.retried ?? []) {
+      const row = s.lookup.get(runId, url);
       if (row === undefined) {
-        s.insert.run(url, LedgerState.accepted, attempt);
-        next.total += 1;
+        s.insert.run(runId, url, LedgerState.accepted, attempt);
+        runOf(runId).total += 1;
       } else if (row.state === LedgerState.accepted && row.attempt < attempt) {
-        s.setAttempt.run(attempt, url);
+        s.setAttempt.run(attempt, runId, url);
       }
     }
-    const finish = (url: string, state: LedgerStateValue, counter: 'done' | 'failed'): void => {
-      const row = s.lookup.get(url);
+    const finish = ({ runId, url }: RunUrl, state: LedgerStateValue, counter: 'done' | 'failed'): void => {
+      const row = s.lookup.get(runId, url);
+      const run = runOf(runId);
       // A message whose push crashed between the confirm and the ledger is accepted on its outcome.
       if (row === undefined) {
-        s.insert.run(url, state, 1);
-        next.total += 1;
-        next[counter] += 1;
+        s.insert.run(runId, url, state, 1);
+        run.total += 1;
+        run[counter] += 1;
       } else if (row.state === LedgerState.accepted) {
-        s.setState.run(state, url);
-        next[counter] += 1;
+        s.setUrlState.run(state, runId, url);
+        run[counter] += 1;
       }
     };
-    for (const url of changes.done ?? []) finish(url, LedgerState.done, 'done');
-    for (const url of changes.failed ?? []) finish(url, LedgerState.failed, 'failed');
-    s.setMeta.run('total', String(next.total));
-    s.setMeta.run('done', String(next.done));
-    s.setMeta.run('failed', String(next.failed));
+    for (const item of changes.done ?? []) finish(item, LedgerState.done, 'done');
+    for (const item of changes.failed ?? []) finish(item, LedgerState.failed, 'failed');
+    for (const run of touched) s.setCounts.run(run.total, run.done, run.failed, run.runId);
     if (changes.checkpoint !== undefined) s.setMeta.run('checkpoint', changes.checkpoint);
-    return next;
   }
 
-  /** A file of another kind (the SQLite frontier's, say) or a newer ledger is refused, not mixed. */
+  /** After a rolled-back write: the runs' counters as they were. */
+  private restore(before: Map<string, LedgerRun>): void {
+    this.runMap.clear();
+    for (const [id, run] of before) this.runMap.set(id, run);
+  }
+
+  /** A file of another kind (the SQLite frontier's, say), an old or a newer ledger is refused, not mixed. */
   private checkKind(): void {
     const get = this.db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?');
     const kind = get.get('kind')?.value;
@@ -188,6 +314,13 @@ export class Ledger {
       })();
       return;
     }
+    if (kind === LEDGER_KIND && version === '1') {
+      throw new StorageError(
+        'FRONTIER_OLD_LAYOUT',
+        `${this.path} is a RabbitMQ frontier ledger of the layout before runs (version 1): finish that crawl with the ackcrawl version that wrote it, or remove the file together with the crawl's old queues to start over`,
+        { details: { path: this.path } },
+      );
+    }
     if (kind !== LEDGER_KIND || version !== LEDGER_VERSION) {
       throw new StorageError(
         'FRONTIER_SCHEMA',
@@ -196,21 +329,34 @@ export class Ledger {
       );
     }
   }
-
-  private readCounter(key: string): number {
-    const value = Number(this.stmts.getMeta.get(key)?.value ?? '0');
-    return Number.isSafeInteger(value) && value >= 0 ? value : 0;
-  }
 }
 
 function prepare(db: Database.Database) {
   return {
-    lookup: db.prepare<[string], LedgerEntry>('SELECT state, attempt FROM urls WHERE url = ?'),
-    insert: db.prepare<[string, number, number]>(
-      'INSERT OR IGNORE INTO urls (url, state, attempt) VALUES (?, ?, ?)',
+    lookup: db.prepare<[string, string], LedgerEntry>(
+      'SELECT state, attempt FROM urls WHERE run_id = ? AND url = ?',
     ),
-    setState: db.prepare<[number, string]>('UPDATE urls SET state = ? WHERE url = ?'),
-    setAttempt: db.prepare<[number, string]>('UPDATE urls SET attempt = ? WHERE url = ?'),
+    insert: db.prepare<[string, string, number, number]>(
+      'INSERT OR IGNORE INTO urls (run_id, url, state, attempt) VALUES (?, ?, ?, ?)',
+    ),
+    setUrlState: db.prepare<[number, string, string]>(
+      'UPDATE urls SET state = ? WHERE run_id = ? AND url = ?',
+    ),
+    setAttempt: db.prepare<[number, string, string]>(
+      'UPDATE urls SET attempt = ? WHERE run_id = ? AND url = ?',
+    ),
+    runs: db.prepare<
+      [],
+      { run_id: string; state: number; total: number; done: number; failed: number; purged: number }
+    >('SELECT run_id, state, total, done, failed, purged FROM runs'),
+    addRun: db.prepare<[string]>(
+      'INSERT OR IGNORE INTO runs (run_id, state, total, done, failed, purged) VALUES (?, 0, 0, 0, 0, 0)',
+    ),
+    setState: db.prepare<[number, string]>('UPDATE runs SET state = ? WHERE run_id = ?'),
+    setPurged: db.prepare<[string]>('UPDATE runs SET purged = 1 WHERE run_id = ?'),
+    setCounts: db.prepare<[number, number, number, string]>(
+      'UPDATE runs SET total = ?, done = ?, failed = ? WHERE run_id = ?',
+    ),
     getMeta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
     setMeta: db.prepare<[string, string]>('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
   };

@@ -1,14 +1,19 @@
+import { clampLevel } from '../../../protocol/task-priority.js';
 import type { NewTask } from '../../../protocol/task.js';
 import type { Outgoing } from './publisher.js';
 import { encodeTaskMessage, newTaskMessage, type TaskMessage } from './task-message.js';
-import { bucketFor, type QueueNames } from './topology.js';
+import { bucketFor, routingKey, type QueueNames } from './topology.js';
+
+/** The routing key of a task: its run and level (see topology.ts). */
+export function taskRoutingKey(task: Pick<TaskMessage, 'runId' | 'priority'>): string {
+  return routingKey(task.runId, clampLevel(task.priority));
+}
 
 /** Builds what push and settle publish: where each message goes, and with what. */
 export class OutgoingMessages {
   constructor(
     private readonly names: QueueNames,
     private readonly buckets: readonly number[],
-    private readonly priorityOf: (task: NewTask) => number,
   ) {}
 
   /** A newly accepted task, ready at once. */
@@ -17,8 +22,8 @@ export class OutgoingMessages {
   }
 
   /**
-   * The next attempt: straight back to the tasks queue for delay 0, else into the delay queue of
-   * the delay's bucket, due at `now + delayMs` (a message back before then goes round again).
+   * The next attempt: straight back to its run's level queue for delay 0, else into the delay
+   * queue of the delay's bucket, due at `now + delayMs` (a message back before then goes round again).
    */
   retry(task: TaskMessage, delayMs: number, error: string, now: number): Outgoing {
     const { notBefore: _previous, ...rest } = task;
@@ -38,12 +43,14 @@ export class OutgoingMessages {
   dead(task: TaskMessage, error: string, now: number): Outgoing {
     const { notBefore: _previous, ...rest } = task;
     return {
-      queue: this.names.dead,
+      exchange: '',
+      routingKey: this.names.failed,
       body: encodeTaskMessage({ ...rest, lastError: error }),
       headers: {
         // Headers share a 64 KiB frame table with the rest; the body keeps the whole error.
         'x-ackcrawl-error': error.length > 1_000 ? `${error.slice(0, 1_000)}…` : error,
         'x-ackcrawl-attempt': task.attempt,
+        'x-ackcrawl-run': task.runId,
         'x-ackcrawl-failed-at': new Date(now).toISOString(),
       },
     };
@@ -53,13 +60,17 @@ export class OutgoingMessages {
   private after(message: TaskMessage, delayMs: number, now: number): Outgoing {
     if (delayMs <= 0) return this.ready(message);
     return {
-      queue: this.names.delay(bucketFor(this.buckets, delayMs)),
+      exchange: this.names.wait(bucketFor(this.buckets, delayMs)),
+      routingKey: taskRoutingKey(message),
       body: encodeTaskMessage({ ...message, notBefore: now + delayMs }),
-      priority: this.priorityOf(message),
     };
   }
 
   private ready(message: TaskMessage): Outgoing {
-    return { queue: this.names.tasks, body: encodeTaskMessage(message), priority: this.priorityOf(message) };
+    return {
+      exchange: this.names.readyExchange,
+      routingKey: taskRoutingKey(message),
+      body: encodeTaskMessage(message),
+    };
   }
 }

@@ -4,10 +4,10 @@ import type { Link } from './broker-link.js';
 import { unavailable } from './rabbit-errors.js';
 
 export interface Outgoing {
-  queue: string;
+  /** '' (the default exchange: `routingKey` is a queue name) or one of the frontier's exchanges. */
+  exchange: string;
+  routingKey: string;
   body: Buffer;
-  /** Broker priority 0..9 (kept through a delay queue's dead-lettering). */
-  priority?: number;
   headers?: Record<string, string | number>;
 }
 
@@ -22,8 +22,9 @@ export interface PublisherOptions {
 
 /**
  * Publishes through the link's confirm channel and resolves only once the broker confirmed every
- * message of the batch: persistent, to the default exchange, `mandatory` so a message that no
- * queue takes (a deleted queue) comes back as an error instead of vanishing with a confirm.
+ * message of the batch: persistent, `mandatory` so a message that no queue takes (a deleted queue)
+ * comes back as an error instead of vanishing with a confirm. (The ready exchange never returns
+ * one: its alternate exchange takes what no run queue does, see topology.ts.)
  * Messages are pipelined, so a batch costs about one round trip plus the broker's fsync.
  */
 export class Publisher {
@@ -62,8 +63,8 @@ export class Publisher {
       const confirm = new Promise<void>((resolve, reject) => {
         try {
           flowing = link.channel.publish(
-            '',
-            item.queue,
+            item.exchange,
+            item.routingKey,
             item.body,
             {
               persistent: true,
@@ -71,16 +72,16 @@ export class Publisher {
               contentType: 'application/json',
               messageId,
               timestamp: Math.floor(Date.now() / 1000),
-              ...(item.priority === undefined ? {} : { priority: item.priority }),
               ...(item.headers === undefined ? {} : { headers: item.headers }),
             },
             (err: unknown) => {
               if (err) reject(unavailable(op, err));
               else if (returned.delete(messageId)) {
-                this.options.resetLink(`queue ${item.queue} took no message`);
+                const target = `${item.exchange || '(default)'} ${item.routingKey}`;
+                this.options.resetLink(`no queue took a message to ${target}`);
                 reject(
-                  new StorageError('FRONTIER_UNROUTABLE', `rabbitmq frontier ${op}: no queue ${item.queue}`, {
-                    details: { queue: item.queue },
+                  new StorageError('FRONTIER_UNROUTABLE', `rabbitmq frontier ${op}: no queue for ${target}`, {
+                    details: { exchange: item.exchange, routingKey: item.routingKey },
                   }),
                 );
               } else {

@@ -10,13 +10,16 @@ import type {
   SettleResult,
   TaskView,
 } from '../../../ports/frontier.js';
+import { PRIORITY_LEVELS } from '../../../protocol/task-priority.js';
 import type { Lease, NewTask } from '../../../protocol/task.js';
-import { assertNewTasks, assertSettlement } from '../task-input.js';
-import { BrokerLink, requeueOn, type Link } from './broker-link.js';
+import { LevelPicker } from '../level-picker.js';
+import { runCancelledError } from '../run-errors.js';
+import { assertNewTasks, assertRunId, assertSettlement } from '../task-input.js';
+import { ackOn, BrokerLink, requeueOn, type Link } from './broker-link.js';
 import { claimSettlement, FrontierWriter } from './frontier-writer.js';
 import { DeliveryIntake } from './delivery-intake.js';
 import { Ledger, LedgerState } from './ledger.js';
-import { LeaseBook, toLease } from './lease-book.js';
+import { LeaseBook, toLease, type Delivery, type Held } from './lease-book.js';
 import { OutgoingMessages } from './outgoing-messages.js';
 import { Publisher } from './publisher.js';
 import { QueueCounts } from './queue-counts.js';
@@ -28,7 +31,9 @@ import {
   type RabbitFrontierOptions,
   type ResolvedOptions,
 } from './rabbit-options.js';
-import { assertTopology, queueNames, type QueueNames } from './topology.js';
+import { checkOldLayout } from './old-layout.js';
+import { runStats } from './run-stats.js';
+import { assertRunQueues, assertTopology, queueNames, runQueueNames, type QueueNames } from './topology.js';
 
 export { MAX_LEASE_MS, type RabbitFrontierOptions } from './rabbit-options.js';
 
@@ -47,21 +52,34 @@ export interface RabbitFrontier extends Frontier {
 const MIN_SET_ASIDE_MS = 1_000;
 /** Set-aside tasks come back at least this often, to see whether their host can take them. */
 const MAX_SET_ASIDE_MS = 300_000;
+/** How long lease() waits for deliveries the broker has ready and is about to send (see catchUp). */
+const ARRIVAL_WAIT_MS = 100;
 
 type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'>;
 
+/** What one link has declared and consumes: runs whose queues exist, and consumer tags per run. */
+interface LinkRuns {
+  declared: Map<string, Promise<void>>;
+  consuming: Map<string, Promise<string[]>>;
+}
+
 /**
- * Opens the RabbitMQ frontier: declares the queues, opens the ledger, starts consuming. Rejects
- * with FRONTIER_UNAVAILABLE when the broker cannot be reached, FRONTIER_TOPOLOGY when the queues
- * exist with other arguments.
+ * Opens the RabbitMQ frontier: declares the queues (see topology.ts), opens the ledger, starts
+ * consuming every active run. Rejects with FRONTIER_UNAVAILABLE when the broker cannot be reached,
+ * FRONTIER_TOPOLOGY when the queues exist with other arguments, FRONTIER_OLD_LAYOUT when the
+ * prefix or the ledger holds a crawl of the layout before runs.
  *
  * How the port maps onto the broker:
  * - push/settle publish first (confirmed), then record in the ledger, then (settle) ack. A crash in
  *   between costs a duplicate message, never a URL; a leftover whose outcome the ledger has is
- *   dropped when it is delivered.
- * - lease hands out deliveries from an in-process buffer that the channel's prefetch bounds. A lease
- *   id names the link generation and delivery tag; expiry runs on `clock` and hands the message back
- *   to the broker (nack, requeue) when lease() or stats() notices it.
+ *   dropped when it is delivered. A run is in the ledger before its first message is published.
+ * - lease hands out deliveries from an in-process buffer that the consumers' prefetch bounds, by
+ *   level (LevelPicker) across every run's level queues. A lease id names the link generation and
+ *   delivery tag; expiry runs on `clock` and hands the message back to the broker (nack, requeue)
+ *   when lease() or stats() notices it.
+ * - pause cancels the run's consumers and hands back what was buffered: its messages stay ready
+ *   in its queues, delivered to no one, until resume consumes them again. cancel also deletes its
+ *   queues; its retries coming back from a delay queue land in the orphans queue and are dropped.
  * - after a lost link every lease is stale: the broker puts the messages back and they are leased
  *   again. Nothing is ever acked on a channel other than the one that delivered it.
  */
@@ -79,17 +97,21 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private readonly log: Logger;
   private readonly ledger: Ledger;
   private readonly book: LeaseBook;
+  private readonly picker = new LevelPicker();
   private readonly publisher: Publisher;
   private readonly counts: QueueCounts;
   private readonly intake: DeliveryIntake;
   private readonly writer: FrontierWriter;
   private readonly link: BrokerLink;
-  /** push and settle run one at a time: dedup against the ledger must see the previous call's rows. */
+  private readonly linkRuns = new WeakMap<Link, LinkRuns>();
+  /** push, settle and run control run one at a time: dedup against the ledger must see the previous call's rows. */
   private tail: Promise<unknown> = Promise.resolve();
   private closing: Promise<void> | null = null;
   /** A delivery was nacked back to the queue since the last catchUp (see there). */
   private handedBack = false;
   private setAside = 0;
+  /** lease() calls waiting for the next delivery (see catchUp). */
+  private arrivalWaiters: (() => void)[] = [];
 
   constructor(options: RabbitFrontierOptions) {
     const opts = (this.opts = resolveOptions(options));
@@ -113,6 +135,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
       resetLink: (reason) => this.link.reset(reason),
     });
     this.ledger = new Ledger(options.ledgerPath);
+    const ensureRunQueues = (link: Link, runId: string): Promise<void> => this.ensureRunQueues(link, runId);
     this.intake = new DeliveryIntake({
       ledger: this.ledger,
       book: this.book,
@@ -121,16 +144,22 @@ class RabbitFrontierImpl implements RabbitFrontier {
       buckets: opts.buckets,
       clock: this.clock,
       logger: this.log,
-      priorityOf: opts.priorityOf,
+      ensureRunQueues,
       onQueuesChanged: () => this.counts.invalidate(),
+      onBuffered: () => {
+        const waiters = this.arrivalWaiters;
+        this.arrivalWaiters = [];
+        for (const wake of waiters) wake();
+      },
     });
     this.writer = new FrontierWriter({
       ledger: this.ledger,
       book: this.book,
       publisher: this.publisher,
-      outgoing: new OutgoingMessages(this.queues, opts.buckets, opts.priorityOf),
+      outgoing: new OutgoingMessages(this.queues, opts.buckets),
       clock: this.clock,
       logger: this.log,
+      ensureRunQueues,
       onQueuesChanged: () => this.counts.invalidate(),
     });
   }
@@ -172,10 +201,12 @@ class RabbitFrontierImpl implements RabbitFrontier {
     const link = this.link.require('lease');
     this.handBackOverdue();
     const exclude = new Set(options.excludeHosts ?? []);
-    const got = this.book.take(limit, exclude, link, this.clock() + leaseMs);
-    if (got.length < limit && this.book.held + this.intake.moving < this.opts.prefetch) {
+    const take = (n: number): Held[] =>
+      this.book.take(n, exclude, this.pausedRuns(), link, this.clock() + leaseMs, this.picker);
+    const got = take(limit);
+    if (got.length < limit && this.book.held + this.intake.moving < this.windowSize()) {
       await this.catchUp(link);
-      got.push(...this.book.take(limit - got.length, exclude, link, this.clock() + leaseMs));
+      got.push(...take(limit - got.length));
     }
     if (got.length < limit && options.hostWaitMs !== undefined && exclude.size > 0) {
       this.setAsideWaiting(link, exclude, options.hostWaitMs);
@@ -222,20 +253,53 @@ class RabbitFrontierImpl implements RabbitFrontier {
 
   /**
    * Waits until deliveries the broker owes this channel have arrived: messages published or handed
-   * back by this process before now. The broker's channel process handles its mailbox in order, so
-   * a passive declare is answered after the deliveries queued ahead of it. A handed-back message is
-   * redelivered while the channel waits on the queue for that declare's answer, so it queues behind
-   * it: a second declare is answered after it.
+   * back by this process before now. The channel process answers a passive declare after the
+   * deliveries already in its mailbox; a quorum queue's delivery may reach that mailbox while the
+   * channel waits on the queue for the declare's answer, so it queues behind it, and a second
+   * declare is answered after it. A handed-back message takes one more round.
+   *
+   * Acks give no such order: a quorum queue sends the next deliveries once it has applied them,
+   * after any declare. So when nothing arrived, the active runs' queues are asked whether they
+   * hold ready messages; if they do, deliveries are on their way (the window has room), and the
+   * lease waits for the next one, at most ARRIVAL_WAIT_MS.
    */
   private async catchUp(link: Link): Promise<void> {
-    const rounds = this.handedBack ? 2 : 1;
+    const rounds = this.handedBack ? 3 : 2;
     this.handedBack = false;
+    const before = this.book.buffered;
     try {
-      for (let i = 0; i < rounds; i++) await link.channel.checkQueue(this.queues.tasks);
+      for (let i = 0; i < rounds; i++) await link.channel.checkQueue(this.queues.orphans);
+      if (this.book.buffered === before && (await this.readyInActiveRuns(link)) > 0) {
+        await this.nextArrival(ARRIVAL_WAIT_MS);
+        await link.channel.checkQueue(this.queues.orphans);
+      }
     } catch (err) {
       throw unavailable('lease', err);
     }
     if (!link.alive) throw unavailable('lease', 'the channel closed');
+  }
+
+  /** Ready messages in the queues this link consumes. */
+  private async readyInActiveRuns(link: Link): Promise<number> {
+    let ready = 0;
+    for (const [runId, tags] of this.linkRunsOf(link).consuming) {
+      await tags;
+      for (const queue of runQueueNames(this.queues, runId)) {
+        ready += (await link.channel.checkQueue(queue)).messageCount;
+      }
+    }
+    return ready;
+  }
+
+  private nextArrival(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.arrivalWaiters.push(done);
+    });
   }
 
   async settle(batch: Settlement): Promise<SettleResult> {
@@ -263,13 +327,17 @@ class RabbitFrontierImpl implements RabbitFrontier {
   /** From the ledger (state, attempt) and what this process holds; the broker's queues are not searched. */
   async inspect(runId: string, url: string): Promise<TaskView | null> {
     this.assertOpen();
-    const entry = this.ledger.lookup(url);
+    assertRunId(runId);
+    const entry = this.ledger.lookup(runId, url);
     if (entry === undefined) return null;
     const base = { runId, url, attempt: entry.attempt, availableAt: null, depth: null, parentUrl: null };
     if (entry.state === LedgerState.done) return { ...base, state: 'done', lastError: null };
-    const held = this.book.find(url);
     if (entry.state === LedgerState.failed) return { ...base, state: 'failed', lastError: null };
-    if (held === undefined) return { ...base, state: 'pending', lastError: null };
+    const held = this.book.find(runId, url);
+    if (held === undefined) {
+      const cancelled = this.ledger.stateOf(runId) === 'cancelled';
+      return { ...base, state: cancelled ? 'cancelled' : 'pending', lastError: null };
+    }
     return {
       ...base,
       state: held.leased ? 'leased' : 'queued',
@@ -290,7 +358,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
     for (const ref of leases) {
       const held = this.book.release(ref);
       if (held === undefined) continue;
-      requeueOn(held.link, held.message);
+      this.handBack(held);
       any = true;
     }
     if (any) {
@@ -307,45 +375,96 @@ class RabbitFrontierImpl implements RabbitFrontier {
   }
 
   /**
-   * ready: the tasks queue's ready count plus the buffer; delayed: the delay queues plus messages
-   * being moved there; leased: leases and leases being settled; done/failed/total: the ledger.
-   * URLs the ledger holds as pending that no count shows (a message between the broker and this
-   * process) are added to ready, so the sum never drops to 0 while work remains.
+   * Per run: ready is its level queues' ready count plus its buffered deliveries; leased its leases
+   * and leases being settled; done/failed/total the ledger. What the ledger holds as pending that
+   * neither count shows is in a delay queue (shared by every run, so split among the runs in
+   * order) or on its way between the broker and this process (counted as ready), so the sum never
+   * drops to 0 while work remains. A cancelled run's pending tasks count as cancelled.
    */
-  async stats(): Promise<FrontierStats> {
+  async stats(runId?: string): Promise<FrontierStats> {
     this.assertOpen();
+    if (runId !== undefined) assertRunId(runId);
     const link = this.link.require('stats');
     this.handBackOverdue();
+    const runs = this.ledger.runs();
+    const declared = this.linkRunsOf(link).declared;
+    const counted = runs.filter((r) => r.state !== 'cancelled' && declared.has(r.runId)).map((r) => r.runId);
     let queued;
     try {
-      queued = await this.counts.read(link);
+      await Promise.all(counted.map((id) => declared.get(id)));
+      queued = await this.counts.read(link, counted);
     } catch (err) {
       throw unavailable('stats', err);
     }
-    const { total, done, failed } = this.ledger.counts;
-    let ready = queued.tasks + this.book.buffered;
-    const delayed = queued.delayed + this.intake.moving + this.book.parked;
-    const leased = this.book.leased;
-    const unseen = total - done - failed - (ready + delayed + leased);
-    if (unseen > 0) ready += unseen;
-    return { ready, delayed, leased, done, failed, total, cancelled: 0 };
+    const perRun = runStats(runs, {
+      queued: queued.runs,
+      waiting: queued.waiting + this.intake.moving + this.book.parked,
+      bufferedOf: (id) => this.book.bufferedOf(id),
+      leasedOf: (id) => this.book.leasedOf(id),
+    });
+    if (runId !== undefined) {
+      return (
+        perRun.get(runId) ?? { ready: 0, delayed: 0, leased: 0, done: 0, failed: 0, total: 0, cancelled: 0 }
+      );
+    }
+    const all = { ready: 0, delayed: 0, leased: 0, done: 0, failed: 0, total: 0, cancelled: 0 };
+    for (const s of perRun.values()) {
+      for (const key of Object.keys(all) as (keyof FrontierStats)[]) all[key] += s[key];
+    }
+    return all;
   }
 
-  // Run control lands with the per-run quorum-queue topology (the next commit).
-  async pauseRun(_runId: string): Promise<void> {
-    throw unavailable('pauseRun', 'run control is not in this build of the RabbitMQ frontier yet');
+  async pauseRun(runId: string): Promise<void> {
+    this.assertOpen();
+    assertRunId(runId);
+    await this.exclusive('pauseRun', async () => {
+      if (this.ledger.stateOf(runId) === 'cancelled') throw runCancelledError(runId);
+      this.ledger.setState(runId, 'paused');
+      const link = this.link.current;
+      if (link === null) return;
+      await this.stopConsuming(link, runId);
+      // Declared, so that stats can count its queues and resume can consume them.
+      await this.ensureRunQueues(link, runId);
+    });
   }
 
-  async resumeRun(_runId: string): Promise<void> {
-    throw unavailable('resumeRun', 'run control is not in this build of the RabbitMQ frontier yet');
+  async resumeRun(runId: string): Promise<void> {
+    this.assertOpen();
+    assertRunId(runId);
+    await this.exclusive('resumeRun', async () => {
+      if (this.ledger.stateOf(runId) === 'cancelled') throw runCancelledError(runId);
+      this.ledger.setState(runId, 'active');
+      const link = this.link.current;
+      if (link !== null) await this.ensureRunQueues(link, runId);
+    });
   }
 
-  async cancelRun(_runId: string): Promise<number> {
-    throw unavailable('cancelRun', 'run control is not in this build of the RabbitMQ frontier yet');
+  /**
+   * Records the run cancelled, stops its consumers, hands back what was buffered and deletes its
+   * queues (at the next connect if the broker is out of reach now). Counts the run's pending tasks
+   * not leased: queued, delayed, buffered or on their way.
+   */
+  async cancelRun(runId: string): Promise<number> {
+    this.assertOpen();
+    assertRunId(runId);
+    return this.exclusive('cancelRun', async () => {
+      if (this.ledger.stateOf(runId) === 'cancelled') return 0;
+      this.ledger.setState(runId, 'cancelled');
+      const { total, done, failed } = this.ledger.counts(runId);
+      const removed = Math.max(0, total - done - failed - this.book.leasedOf(runId));
+      const link = this.link.current;
+      if (link !== null) await this.purgeRun(link, runId);
+      this.counts.invalidate();
+      return removed;
+    });
   }
 
   async runs(): Promise<RunControl[]> {
-    return [];
+    this.assertOpen();
+    return this.ledger
+      .runs()
+      .map(({ runId, state }) => ({ runId, state }))
+      .sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
   }
 
   async checkpoint(): Promise<string | null> {
@@ -368,24 +487,112 @@ class RabbitFrontierImpl implements RabbitFrontier {
     })());
   }
 
+  /**
+   * On every new link: refuses the old layout, declares the shared queues and every run's, deletes
+   * the queues of runs cancelled while the broker was away, consumes the orphans and every active run.
+   */
   private async setup(link: Link): Promise<void> {
     const channel = link.channel;
+    await checkOldLayout(link, this.opts.prefix);
     try {
       await assertTopology(channel, this.queues, this.opts.buckets);
     } catch (err) {
       throw (err as { code?: unknown }).code === 406 ? topologyError(err) : unavailable('connect', err);
     }
+    this.linkRuns.set(link, { declared: new Map(), consuming: new Map() });
     this.publisher.attach(link);
     this.counts.invalidate();
+    // Per consumer (quorum queues have no channel-wide prefetch): each level queue of each run.
     await channel.prefetch(this.opts.prefetch);
     await channel.consume(
-      this.queues.tasks,
+      this.queues.orphans,
       (message) => {
-        if (message === null) this.link.reset('the broker cancelled the consumer (queue deleted?)');
-        else this.intake.accept(link, message);
+        if (message === null) this.link.reset('the broker cancelled the orphans consumer (queue deleted?)');
+        else this.intake.acceptOrphan(link, message);
       },
       { noAck: false },
     );
+    for (const run of this.ledger.runs()) {
+      if (run.state === 'cancelled') {
+        if (!run.purged) await this.purgeRun(link, run.runId);
+      } else {
+        await this.ensureRunQueues(link, run.runId);
+      }
+    }
+  }
+
+  /**
+   * Declares a run's queues on `link` once, and consumes them while the run is active. Callers
+   * that run concurrently share one declaration.
+   */
+  private ensureRunQueues(link: Link, runId: string): Promise<void> {
+    const runs = this.linkRunsOf(link);
+    let declared = runs.declared.get(runId);
+    if (declared === undefined) {
+      declared = assertRunQueues(link.channel, this.queues, runId);
+      runs.declared.set(runId, declared);
+      declared.catch(() => runs.declared.delete(runId));
+    }
+    return declared.then(async () => {
+      if (this.ledger.stateOf(runId) === 'active' && !runs.consuming.has(runId)) {
+        const tags = this.consumeRun(link, runId);
+        runs.consuming.set(runId, tags);
+        tags.catch(() => runs.consuming.delete(runId));
+        await tags;
+      }
+    });
+  }
+
+  private async consumeRun(link: Link, runId: string): Promise<string[]> {
+    const tags: string[] = [];
+    for (const queue of runQueueNames(this.queues, runId)) {
+      const { consumerTag } = await link.channel.consume(
+        queue,
+        (message) => {
+          if (message === null)
+            this.link.reset(`the broker cancelled the consumer of ${queue} (queue deleted?)`);
+          else this.intake.accept(link, message);
+        },
+        { noAck: false },
+      );
+      tags.push(consumerTag);
+    }
+    return tags;
+  }
+
+  /**
+   * Cancels the run's consumers, then hands its buffered deliveries back: once the broker confirmed
+   * the cancel, nothing more of the run arrives, so the handed-back messages stay ready.
+   */
+  private async stopConsuming(link: Link, runId: string): Promise<void> {
+    const runs = this.linkRunsOf(link);
+    const tags = runs.consuming.get(runId);
+    runs.consuming.delete(runId);
+    if (tags !== undefined) {
+      try {
+        for (const tag of await tags) await link.channel.cancel(tag);
+      } catch (err) {
+        throw unavailable('stop consuming', err);
+      }
+    }
+    const back = this.book.takeRun(runId);
+    for (const delivery of back) requeueOn(delivery.link, delivery.message);
+    if (back.length > 0) {
+      this.handedBack = true;
+      this.counts.invalidate();
+    }
+  }
+
+  /** A cancelled run: no consumers, no queues (their messages go with them). */
+  private async purgeRun(link: Link, runId: string): Promise<void> {
+    await this.stopConsuming(link, runId);
+    try {
+      for (const queue of runQueueNames(this.queues, runId)) await link.channel.deleteQueue(queue);
+    } catch (err) {
+      throw unavailable('cancel', err);
+    }
+    this.linkRunsOf(link).declared.delete(runId);
+    this.ledger.markPurged(runId);
   }
 
   private onLinkDown(link: Link): void {
@@ -402,7 +609,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
   /** Expired leases, and deliveries held close to the broker's consumer timeout, go back to the queue. */
   private handBackOverdue(): void {
     const { expired, tooOld } = this.book.takeOverdue(this.clock(), Date.now() - MAX_HOLD_MS);
-    for (const d of [...expired, ...tooOld]) requeueOn(d.link, d.message);
+    for (const d of [...expired, ...tooOld]) this.handBack(d);
     if (tooOld.length > 0) {
       this.log.warn(
         { deliveries: tooOld.length, maxHoldMs: MAX_HOLD_MS },
@@ -413,6 +620,30 @@ class RabbitFrontierImpl implements RabbitFrontier {
       this.handedBack = true;
       this.counts.invalidate();
     }
+  }
+
+  /** Back to its queue, attempt unchanged; a cancelled run's task is dropped instead. */
+  private handBack(delivery: Delivery): void {
+    if (this.ledger.stateOf(delivery.task.runId) === 'cancelled') ackOn(delivery.link, delivery.message);
+    else requeueOn(delivery.link, delivery.message);
+  }
+
+  private pausedRuns(): Set<string> {
+    const paused = new Set<string>();
+    for (const run of this.ledger.runs()) if (run.state !== 'active') paused.add(run.runId);
+    return paused;
+  }
+
+  /** The window lease() fills: the prefetch of each level queue of each active run. */
+  private windowSize(): number {
+    const active = this.ledger.runs().filter((r) => r.state === 'active').length;
+    return this.opts.prefetch * PRIORITY_LEVELS * Math.max(1, active);
+  }
+
+  private linkRunsOf(link: Link): LinkRuns {
+    let runs = this.linkRuns.get(link);
+    if (runs === undefined) this.linkRuns.set(link, (runs = { declared: new Map(), consuming: new Map() }));
+    return runs;
   }
 
   private exclusive<T>(op: string, fn: () => Promise<T>): Promise<T> {

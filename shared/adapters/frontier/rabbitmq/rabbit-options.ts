@@ -1,9 +1,7 @@
 import { InvalidInputError } from '../../../errors.js';
 import type { Logger } from '../../../logger.js';
-import type { NewTask } from '../../../protocol/task.js';
 import { assertLeaseMs } from '../task-input.js';
 import type { Connect } from './broker-link.js';
-import { clampPriority, defaultBrokerPriority } from './task-message.js';
 import { checkBuckets, DEFAULT_RETRY_DELAY_BUCKETS_MS } from './topology.js';
 
 /**
@@ -17,19 +15,21 @@ export const MAX_HOLD_MS = 25 * 60_000;
 export interface RabbitFrontierOptions {
   /** amqp://user:pass@host:port/vhost */
   url: string;
-  /** Queue names start with it; one frontier process (and one ledger) per prefix. 'ackcrawl' unless given. */
+  /** Queue names start with it (1-180 characters: a run's queue names must fit in 255); one frontier process (and one ledger) per prefix. 'ackcrawl' unless given. */
   queuePrefix?: string;
   /** The ledger file (seen-set, counters, checkpoint); created when missing. */
   ledgerPath: string;
-  /** Unacked deliveries this process may hold (buffered + leased + being settled). */
+  /**
+   * Unacked deliveries this process may hold (buffered + leased + being settled) from each level
+   * queue of each active run: quorum queues have no channel-wide prefetch, so it is per consumer.
+   * With every task on one level (one run, FIFO) it bounds them all, as before levels.
+   */
   prefetch: number;
   /** Default lease duration; 60 s unless given, at most MAX_LEASE_MS. */
   leaseMs?: number;
   /** Lease expiry and retry due times read it; Date.now unless given (tests inject a fake). */
   clock?: () => number;
   logger: Logger;
-  /** The priority rule: a task's broker priority, 0..9 (rounded and clamped). Its own priority unless given. */
-  priority?: (task: NewTask) => number;
   /** See DEFAULT_RETRY_DELAY_BUCKETS_MS. */
   retryDelayBucketsMs?: readonly number[];
   /** Opens the AMQP connection; amqplib's connect unless given (tests inject one to cut it). */
@@ -46,7 +46,6 @@ export interface ResolvedOptions {
   leaseMs: number;
   buckets: number[];
   clock: () => number;
-  priorityOf: (task: NewTask) => number;
 }
 
 /** Checks every option that can be wrong before anything is opened. */
@@ -61,20 +60,18 @@ export function resolveOptions(options: RabbitFrontierOptions): ResolvedOptions 
     );
   }
   const prefix = options.queuePrefix ?? 'ackcrawl';
-  if (!/^[A-Za-z0-9_.:-]{1,200}$/.test(prefix)) {
+  if (!/^[A-Za-z0-9_.:-]{1,180}$/.test(prefix)) {
     throw new InvalidInputError(
       'FRONTIER_BAD_PREFIX',
-      `queuePrefix must be 1-200 of [A-Za-z0-9_.:-], got ${prefix}`,
+      `queuePrefix must be 1-180 of [A-Za-z0-9_.:-], got ${prefix}`,
     );
   }
-  const rule = options.priority ?? defaultBrokerPriority;
   return {
     prefix,
     prefetch,
     leaseMs,
     buckets: checkBuckets(options.retryDelayBucketsMs ?? DEFAULT_RETRY_DELAY_BUCKETS_MS),
     clock: options.clock ?? Date.now,
-    priorityOf: (task) => clampPriority(rule(task)),
   };
 }
 

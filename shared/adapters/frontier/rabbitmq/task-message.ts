@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { clampLevel } from '../../../protocol/task-priority.js';
 import { RUN_ID_PATTERN, type NewTask, type TaskKind } from '../../../protocol/task.js';
 
 /**
@@ -7,7 +8,8 @@ import { RUN_ID_PATTERN, type NewTask, type TaskKind } from '../../../protocol/t
  * so a message that comes back from its delay queue too early is sent round again.
  */
 export interface TaskMessage {
-  v: 1;
+  v: 2;
+  /** Its run: the message is in that run's queue of level `priority` (0..PRIORITY_LEVELS - 1). */
   runId: string;
   url: string;
   host: string;
@@ -24,12 +26,12 @@ export interface TaskMessage {
 
 export function newTaskMessage(task: NewTask): TaskMessage {
   return {
-    v: 1,
+    v: 2,
     runId: task.runId,
     url: task.url,
     host: task.host,
     depth: task.depth,
-    priority: task.priority,
+    priority: clampLevel(task.priority),
     parentUrl: task.parentUrl ?? null,
     attempt: 1,
     lastError: null,
@@ -53,7 +55,7 @@ export function decodeTaskMessage(content: Buffer): TaskMessage | null {
   if (typeof value !== 'object' || value === null) return null;
   const m = value as Record<string, unknown>;
   const ok =
-    m.v === 1 &&
+    m.v === 2 &&
     typeof m.runId === 'string' &&
     RUN_ID_PATTERN.test(m.runId) &&
     typeof m.url === 'string' &&
@@ -72,19 +74,9 @@ export function decodeTaskMessage(content: Buffer): TaskMessage | null {
 }
 
 /**
- * A task's id: a digest of its URL, so it is short enough for the wire (URLs may not be), the same
- * for every delivery of the URL, and the same across processes.
+ * A task's id: a digest of its run and URL, so it is short enough for the wire (URLs may not be),
+ * the same for every delivery of the task, and the same across processes.
  */
-export function taskIdFor(url: string): string {
-  return createHash('sha256').update(url).digest('base64url').slice(0, 22);
-}
-
-/** The default priority rule: the task's priority, rounded and clamped to the broker's 0..9. */
-export function defaultBrokerPriority(task: Pick<NewTask, 'priority'>): number {
-  return clampPriority(task.priority);
-}
-
-export function clampPriority(value: number): number {
-  if (!Number.isFinite(value)) return 0;
-  return Math.min(9, Math.max(0, Math.round(value)));
+export function taskIdFor(runId: string, url: string): string {
+  return createHash('sha256').update(`${runId}\n${url}`).digest('base64url').slice(0, 22);
 }

@@ -1,5 +1,6 @@
 import type { Channel } from 'amqplib';
 import { InvalidInputError } from '../../../errors.js';
+import { PRIORITY_LEVELS } from '../../../protocol/task-priority.js';
 
 /**
  * Retry delay buckets: a retry waits in the queue of the smallest bucket that is at least its
@@ -11,30 +12,77 @@ export const DEFAULT_RETRY_DELAY_BUCKETS_MS: readonly number[] = [
   1_000, 5_000, 30_000, 60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000,
 ];
 
-/** Broker priorities are 0..9; the queue is declared with x-max-priority 10. */
-export const MAX_PRIORITY = 10;
-
+/**
+ * The broker side of the frontier, every queue a quorum queue (replicated, and the only kind that
+ * dead-letters at least once):
+ * - `<prefix>.run.<runId>.p<level>`: one ready queue per run and priority level, bound to the
+ *   `<prefix>.ready` direct exchange by the routing key `<runId>.p<level>`. Pausing a run cancels
+ *   its consumers (its messages stay ready, untouched); cancelling deletes its queues.
+ * - `<prefix>.wait.<ms>`: a delay queue per bucket (retries, and deliveries set aside), fed
+ *   through the fanout exchange of the same name with the message's own routing key. Expired
+ *   messages dead-letter, at least once, to `<prefix>.ready` under that key: back to their run's
+ *   level queue.
+ * - `<prefix>.orphans`: the ready exchange's alternate exchange and queue: a message whose run's
+ *   queue is gone (a cancelled run's retry coming back) lands here, never lost in a dead-letter
+ *   loop; the frontier drops it if its run was cancelled, else routes it again.
+ * - `<prefix>.failed`: final failures, for a person to look at.
+ */
 export interface QueueNames {
-  /** Ready tasks, by priority. */
-  tasks: string;
-  /** Final failures, with their last error in the headers. */
-  dead: string;
-  /** The delay queue of one bucket. */
-  delay: (bucketMs: number) => string;
+  prefix: string;
+  readyExchange: string;
+  orphans: string;
+  failed: string;
+  /** The delay queue (and its fanout exchange) of one bucket. */
+  wait: (bucketMs: number) => string;
+  /** The ready queue of one run and level. */
+  run: (runId: string, level: number) => string;
 }
 
 export function queueNames(prefix: string): QueueNames {
   return {
-    tasks: `${prefix}.tasks`,
-    dead: `${prefix}.dead`,
-    delay: (bucketMs) => `${prefix}.delay.${bucketMs}`,
+    prefix,
+    readyExchange: `${prefix}.ready`,
+    orphans: `${prefix}.orphans`,
+    failed: `${prefix}.failed`,
+    wait: (bucketMs) => `${prefix}.wait.${bucketMs}`,
+    run: (runId, level) => `${prefix}.run.${runId}.p${level}`,
   };
 }
 
-/** Every queue of a prefix, for tools and tests that remove a crawl. */
-export function allQueueNames(prefix: string, buckets: readonly number[]): string[] {
+/** How a message finds its run's level queue through the ready exchange. */
+export function routingKey(runId: string, level: number): string {
+  return `${runId}.p${level}`;
+}
+
+/** The queues of the layout before runs (classic queues, broker priorities), see oldLayoutError. */
+export function oldLayoutQueueNames(prefix: string): string[] {
+  return [`${prefix}.tasks`, `${prefix}.dead`];
+}
+
+/** Every ready queue of a run. */
+export function runQueueNames(names: QueueNames, runId: string): string[] {
+  return Array.from({ length: PRIORITY_LEVELS }, (_, level) => names.run(runId, level));
+}
+
+/** Every queue of a prefix and of the runs named, for tools and tests that remove a crawl. */
+export function allQueueNames(
+  prefix: string,
+  buckets: readonly number[],
+  runIds: readonly string[] = [],
+): string[] {
   const names = queueNames(prefix);
-  return [names.tasks, names.dead, ...buckets.map((ms) => names.delay(ms))];
+  return [
+    names.orphans,
+    names.failed,
+    ...buckets.map((ms) => names.wait(ms)),
+    ...runIds.flatMap((runId) => runQueueNames(names, runId)),
+  ];
+}
+
+/** Every exchange of a prefix. */
+export function allExchangeNames(prefix: string, buckets: readonly number[]): string[] {
+  const names = queueNames(prefix);
+  return [names.readyExchange, names.orphans, ...buckets.map((ms) => names.wait(ms))];
 }
 
 /** Sorted, distinct, positive whole milliseconds; anything else is a configuration mistake. */
@@ -64,27 +112,48 @@ export function bucketFor(buckets: readonly number[], delayMs: number): number {
   return buckets[buckets.length - 1] as number;
 }
 
+const QUORUM = { 'x-queue-type': 'quorum' } as const;
+
 /**
- * Declares the queues, idempotently. Every message goes through the default exchange, routed by
- * queue name; a delay queue dead-letters expired messages back to the tasks queue the same way.
- * A queue that exists with other arguments makes the broker close the channel (406), which the
- * caller reports as a topology error.
+ * Declares the shared part of the topology, idempotently. A queue that exists with other
+ * arguments makes the broker close the channel (406), which the caller reports as a topology
+ * error. At-least-once dead-lettering needs `x-overflow: reject-publish` (RabbitMQ 3.10+).
  */
 export async function assertTopology(
   channel: Channel,
   names: QueueNames,
   buckets: readonly number[],
 ): Promise<void> {
-  await channel.assertQueue(names.tasks, { durable: true, arguments: { 'x-max-priority': MAX_PRIORITY } });
-  await channel.assertQueue(names.dead, { durable: true });
+  await channel.assertExchange(names.orphans, 'fanout', { durable: true });
+  await channel.assertQueue(names.orphans, { durable: true, arguments: QUORUM });
+  await channel.bindQueue(names.orphans, names.orphans, '');
+  await channel.assertExchange(names.readyExchange, 'direct', {
+    durable: true,
+    alternateExchange: names.orphans,
+  });
+  await channel.assertQueue(names.failed, { durable: true, arguments: QUORUM });
   for (const ms of buckets) {
-    await channel.assertQueue(names.delay(ms), {
+    const wait = names.wait(ms);
+    await channel.assertExchange(wait, 'fanout', { durable: true });
+    await channel.assertQueue(wait, {
       durable: true,
       arguments: {
+        ...QUORUM,
         'x-message-ttl': ms,
-        'x-dead-letter-exchange': '',
-        'x-dead-letter-routing-key': names.tasks,
+        'x-dead-letter-exchange': names.readyExchange,
+        'x-dead-letter-strategy': 'at-least-once',
+        'x-overflow': 'reject-publish',
       },
     });
+    await channel.bindQueue(wait, wait, '');
+  }
+}
+
+/** Declares a run's ready queues and binds them, idempotently. */
+export async function assertRunQueues(channel: Channel, names: QueueNames, runId: string): Promise<void> {
+  for (let level = 0; level < PRIORITY_LEVELS; level++) {
+    const queue = names.run(runId, level);
+    await channel.assertQueue(queue, { durable: true, arguments: QUORUM });
+    await channel.bindQueue(queue, names.readyExchange, routingKey(runId, level));
   }
 }
