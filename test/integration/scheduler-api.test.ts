@@ -18,7 +18,9 @@ interface Answer {
   status: number;
   headers: IncomingHttpHeaders;
   text: string;
-  json: { error?: { code: string; message: string } } & Record<string, unknown>;
+  json: {
+    error?: { code: string; message: string; problems?: { field: string; message: string }[] };
+  } & Record<string, unknown>;
 }
 
 /**
@@ -277,8 +279,8 @@ describe('scheduler HTTP API (createSchedulerApp)', () => {
       413,
       'REQUEST_TOO_LARGE',
     );
-    // At the limit is fine (and then judged as JSON).
-    const padded = JSON.stringify({ seeds: ['http://a.test/'], pad: 'x'.repeat(1024 * 1024 - 100) });
+    // At the limit is fine (and then judged as JSON; white space, as unknown fields are refused).
+    const padded = `{"seeds": ["http://a.test/"]${' '.repeat(1024 * 1024 - 100)}}`;
     assert.equal((await post(padded)).status, 202);
   });
 
@@ -288,6 +290,21 @@ describe('scheduler HTTP API (createSchedulerApp)', () => {
     assertError(await post({ seeds: [] }), 400, 'INVALID_CRAWL');
     assertError(await post({ seeds: ['http://a.test/'], maxPages: -1 }), 400, 'INVALID_CRAWL');
     assertError(await post([1, 2, 3]), 400, 'INVALID_CRAWL');
+    // Every problem, field by field, in the answer.
+    const bad = await post({
+      seeds: ['ftp://a.test/'],
+      maxPages: -1,
+      hostRules: [{ host: 'a.test', delayMs: 'x' }],
+      pad: 1,
+    });
+    assertError(bad, 400, 'INVALID_CRAWL');
+    assert.deepEqual(bad.json.error?.problems?.map((p) => p.field).sort(), [
+      'hostRules.0.delayMs',
+      'maxPages',
+      'pad',
+      'seeds.0',
+    ]);
+    assert.ok(bad.json.error?.problems?.every((p) => p.message.length > 0));
     assertError(await call('GET', '/why', { headers: AUTH }), 400, 'MISSING_URL');
     assertError(await call('GET', '/why?url=nope', { headers: AUTH }), 400, 'URL_INVALID');
   });

@@ -325,7 +325,7 @@ describe('scheduler WebSocket protocol', () => {
     await waitFor(() => settingsMessages().length === 1, { ...WAIT, message: 'a settings message' });
     assert.equal(settingsMessages()[0]?.fetch.maxUrlLength, 300);
     assert.equal(settingsMessages()[0]?.fetch.maxLinksPerPage, 7);
-    // A request that leaves them out gets the defaults, as the other settings do.
+    // A request that leaves them out gets the scheduler's configured ones (here the defaults).
     await scheduler.submit(crawlRequestSchema.parse({ seeds: ['http://h0.test/'] }));
     await waitFor(() => settingsMessages().length === 2, { ...WAIT, message: 'a second settings message' });
     assert.equal(settingsMessages()[1]?.fetch.maxUrlLength, DEFAULT_MAX_URL_LENGTH);

@@ -1,0 +1,133 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { flagOf } from '../../master/cli/crawl-flags.js';
+import { envName } from '../../shared/config/load.js';
+import {
+  CRAWL_SETTING_KEYS,
+  CrawlSettingsSchema,
+  crawlDefaults,
+  textKindOf,
+  type CrawlSettingKey,
+} from '../../shared/crawl-settings/index.js';
+
+/** docs/crawl-settings.md, generated from the schema every entry point parses (shared/crawl-settings). */
+export const CRAWL_SETTINGS_DOC_PATH = fileURLToPath(
+  new URL('../../../docs/crawl-settings.md', import.meta.url),
+);
+
+interface JsonSchemaField {
+  type?: string;
+  enum?: string[];
+  minimum?: number;
+  exclusiveMinimum?: number;
+  maximum?: number;
+  minItems?: number;
+  maxItems?: number;
+  maxLength?: number;
+  items?: JsonSchemaField;
+  description?: string;
+}
+
+const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const code = (text: string): string => `\`${text}\``;
+
+function typeOf(key: CrawlSettingKey, field: JsonSchemaField): string {
+  if (field.enum) return field.enum.map(code).join(', ');
+  if (field.type === 'integer' || field.type === 'number') {
+    const low = field.minimum ?? field.exclusiveMinimum;
+    const bounds = [
+      low === undefined ? null : `${field.exclusiveMinimum !== undefined ? '>' : '≥'} ${low}`,
+      field.maximum === undefined || field.maximum >= Number.MAX_SAFE_INTEGER ? null : `≤ ${field.maximum}`,
+    ].filter(Boolean);
+    return `${field.type}${bounds.length > 0 ? ` (${bounds.join(', ')})` : ''}`;
+  }
+  if (field.type === 'array') {
+    const item = field.items?.type === 'object' ? 'objects' : `${field.items?.type ?? 'value'}s`;
+    const sizes = [
+      field.minItems === undefined ? null : `at least ${field.minItems}`,
+      field.maxItems === undefined ? null : `at most ${field.maxItems.toLocaleString('en-US')}`,
+    ].filter(Boolean);
+    const text = { list: 'spaces or commas', lines: 'one per line', hostRules: 'JSON or rule text' }[
+      textKindOf(key) as 'list'
+    ];
+    return `list of ${item}${sizes.length > 0 ? ` (${sizes.join(', ')})` : ''}; as text: ${text}`;
+  }
+  return field.type ?? 'value';
+}
+
+function defaultOf(key: CrawlSettingKey): string {
+  if (key === 'seeds') return 'required';
+  const value = (crawlDefaults() as Record<string, unknown>)[key];
+  if (value === undefined) return 'unset';
+  return code(typeof value === 'string' ? value : JSON.stringify(value));
+}
+
+export function renderCrawlSettingsDoc(): string {
+  const schema = z.toJSONSchema(CrawlSettingsSchema, { io: 'input' }) as {
+    properties: Record<string, JsonSchemaField>;
+  };
+  const rows = CRAWL_SETTING_KEYS.map((key) => {
+    const field = schema.properties[key] ?? {};
+    const flag = flagOf(key);
+    return [
+      code(key),
+      typeOf(key, field),
+      defaultOf(key),
+      key === 'seeds' ? `${code(envName(key))} (scheduler)` : code(envName(key)),
+      flag ? code(flag) : key === 'seeds' ? 'the arguments' : '',
+      field.description ?? '',
+    ];
+  });
+  const header = ['setting', 'type', 'default', 'variable', '`ackcrawl crawl`', 'meaning'];
+  const table = [
+    `| ${header.join(' | ')} |`,
+    `| ${header.map(() => '---').join(' | ')} |`,
+    ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`),
+  ].join('\n');
+  return `<!-- Generated from shared/crawl-settings by \`npm run docs:generate\`; edit the schema, not this file. -->
+
+# A crawl's settings
+
+One schema (\`shared/crawl-settings/\`) defines what a crawl can be told, with each default written
+once. Every way of giving a crawl its settings parses through it and reports every problem at
+once, field by field:
+
+- \`ackcrawl crawl\`: the flags below, over the \`ACKCRAWL_*\` variables of its environment, over
+  the defaults; the embedded roles get the result. With \`--cluster\`, only what the flags and
+  variables set is sent: the scheduler's configuration fills the rest.
+- The scheduler (\`ackcrawl scheduler\`): \`ACKCRAWL_<SETTING>\` variables and the keys of its
+  \`--config\` JSON file (see [configuration](configuration.md)); they are its crawl when it has
+  seeds, and what a submitted crawl leaves out.
+- The scheduler's \`POST /crawl\`: a JSON object of these names, \`seeds\` required, anything else
+  optional (the scheduler's configuration fills it); unknown names are refused. A bad body is
+  400 \`INVALID_CRAWL\` with \`error.problems\`: \`[{ "field": "hostRules.0.delayMs", "message": … }]\`.
+- \`job.json\`, the crawl a cluster scheduler resumes after a restart: \`{ "version": 2, "settings":
+  {…} }\`, validated on load (the unversioned file of earlier versions still loads).
+
+Names are the same everywhere: camelCase in JSON, upper snake case with \`ACKCRAWL_\` in the
+environment (\`hostDelayMs\` → \`ACKCRAWL_HOST_DELAY_MS\`). As text, a boolean is one of \`true\`,
+\`false\`, \`1\`, \`0\`, \`yes\`, \`no\`, \`on\`, \`off\`; a list is separated by spaces or commas,
+\`userAgents\` has one per line (User-Agents hold spaces and commas), and \`hostRules\` is a JSON
+array or \`host concurrency=N delay=MS adaptive; …\` (see [politeness](politeness.md)).
+
+${table}
+
+On the command line, \`--user-agent\` may be repeated: the first is \`userAgent\`, two or more
+are also \`userAgents\`. \`--render\` sets \`render\` to \`always\`; \`--no-robots\` sets
+\`respectRobots\` to \`false\`; \`--host-rule\`, \`--proxy\` and \`--render-host\` may be repeated.
+`;
+}
+
+// `node dist/scripts/docs/crawl-settings.js` rewrites the file; `--check` fails if it drifted.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const rendered = renderCrawlSettingsDoc();
+  if (process.argv.includes('--check')) {
+    if (readFileSync(CRAWL_SETTINGS_DOC_PATH, 'utf8') !== rendered) {
+      console.error('docs/crawl-settings.md is out of date: run npm run docs:generate');
+      process.exit(1);
+    }
+  } else {
+    writeFileSync(CRAWL_SETTINGS_DOC_PATH, rendered);
+  }
+}
