@@ -1,5 +1,5 @@
 import type { Logger } from '../shared/logger.js';
-import type { Frontier, FrontierStats, RunControl, SettleResult } from '../shared/ports/frontier.js';
+import type { Frontier, FrontierStats, SettleResult } from '../shared/ports/frontier.js';
 import type { PageSink } from '../shared/ports/page-sink.js';
 import type { FetchSettings } from '../shared/protocol/messages.js';
 import type { DecodedOutcome } from '../shared/protocol/outcome-frame.js';
@@ -41,12 +41,10 @@ import { SitemapSeeder } from './robots/sitemap-seeder.js';
 import { rootSitemapTasks } from './robots/sitemap-tasks.js';
 import { ROBOTS_CACHE_DEFAULTS, robotsPolicy, type RobotsCacheSettings } from './robots/robots-settings.js';
 import type { RobotsPolicy } from './robots/robots-guard.js';
-import { AppError } from '../shared/errors.js';
 import { routeOutcome, type OutcomeRouting } from './outcomes/route-outcome.js';
-import { HostedRun } from './runs/hosted-run.js';
+import { RunControl, runNotHosted } from './runs/run-control.js';
 import { RunRegistry } from './runs/run-registry.js';
 import { RunFetchFeed } from './runs/run-fetch-feed.js';
-import { finishVerdict } from './runs/run-finish.js';
 import { frameLimitedFetch } from './runs/frame-limited-fetch.js';
 import type { RunFinished, RunHost, RunReport, RunSpec } from './runs/run-host.js';
 
@@ -117,7 +115,7 @@ export class CrawlScheduler implements RunHost {
   private readonly registry: RunRegistry;
   private readonly feed: RunFetchFeed;
   private readonly sessions = new Map<string, WsSession>();
-  private readonly finishedListeners: ((finished: RunFinished) => void)[] = [];
+  private readonly control: RunControl;
   private readonly routing: OutcomeRouting;
   /** The render rule and robots policy over every run, recomputed when runs change. */
   private needsRender: RenderPredicate | null = null;
@@ -206,6 +204,15 @@ export class CrawlScheduler implements RunHost {
         clock: this.clock,
         logger: logger.child({ module: 'crashes' }),
       }),
+    });
+    this.control = new RunControl({
+      registry: this.registry,
+      frontier: deps.frontier,
+      dispatcher: this.dispatcher,
+      runsChanged: () => this.runsChanged(),
+      limitFetch: this.limitFetch,
+      clock: this.clock,
+      logger: logger.child({ module: 'runs' }),
     });
     this.routing = {
       dispatcher: this.dispatcher,
@@ -330,78 +337,28 @@ export class CrawlScheduler implements RunHost {
     this.handBacks.add(tracked);
   }
 
-  // ---- RunHost ---------------------------------------------------------------------------------
+  // ---- RunHost (scheduler/runs/run-control.ts) ---------------------------------------------------
 
-  async startRun(spec: RunSpec): Promise<void> {
-    if (this.registry.get(spec.runId)) return;
-    const control = (await this.deps.frontier.runs()).find((r) => r.runId === spec.runId);
-    const run = new HostedRun(spec, this.clock, this.limitFetch);
-    run.state = hostedStateOf(control);
-    this.registry.add(run);
-    this.runsChanged();
-    if (run.state !== 'cancelled') {
-      const accepted = await this.deps.frontier.push(run.seedTasks(hostOfNormalized), {
-        maxTotal: this.registry.maxTotal,
-      });
-      this.deps.logger.info(
-        { runId: run.runId, jobId: run.jobId, seeds: spec.settings.seeds.length, accepted: accepted.length },
-        'run started',
-      );
-    }
-    run.started = true;
-    this.dispatcher.frontierChanged();
+  startRun(spec: RunSpec): Promise<void> {
+    return this.control.startRun(spec);
   }
-
-  async pauseRun(runId: string): Promise<void> {
-    const run = this.registry.get(runId);
-    const before = run?.state;
-    // Dispatch stops at once: a refill under way hands this run's leases back (dispatchable).
-    if (run && run.state !== 'cancelled') run.state = 'paused';
-    try {
-      await this.deps.frontier.pauseRun(runId);
-    } catch (err) {
-      if (run && before !== undefined) run.state = before;
-      throw err;
-    }
-    const released = await this.dispatcher.releaseBuffered((lease) => lease.runId === runId);
-    this.deps.logger.info({ runId, released }, 'run paused');
+  pauseRun(runId: string): Promise<void> {
+    return this.control.pauseRun(runId);
   }
-
-  async resumeRun(runId: string): Promise<void> {
-    await this.deps.frontier.resumeRun(runId);
-    const run = this.registry.get(runId);
-    if (run && run.state === 'paused') run.state = 'active';
-    this.deps.logger.info({ runId }, 'run resumed');
-    this.dispatcher.frontierChanged();
+  resumeRun(runId: string): Promise<void> {
+    return this.control.resumeRun(runId);
   }
-
-  async cancelRun(runId: string): Promise<number> {
-    const run = this.registry.get(runId);
-    if (run) run.state = 'cancelled';
-    this.runsChanged();
-    // Buffered tasks go back first, so that the cancel removes (and counts) them with the rest.
-    const released = await this.dispatcher.releaseBuffered((lease) => lease.runId === runId);
-    const removed = await this.deps.frontier.cancelRun(runId);
-    this.deps.logger.info({ runId, removed, released }, 'run cancelled');
-    return removed;
+  cancelRun(runId: string): Promise<number> {
+    return this.control.cancelRun(runId);
   }
-
-  async updateRun(runId: string, settings: CrawlSettings): Promise<void> {
-    const run = this.registry.get(runId);
-    if (!run) throw runNotHosted(runId);
-    run.update(settings);
-    this.runsChanged();
-    this.dispatcher.frontierChanged();
-    return Promise.resolve();
+  updateRun(runId: string, settings: CrawlSettings): Promise<void> {
+    return this.control.updateRun(runId, settings);
   }
-
   reports(): RunReport[] {
-    const inFlight = this.dispatcher.inFlightByRun();
-    return this.registry.all().map((run) => run.report(inFlight.get(run.runId) ?? 0));
+    return this.control.reports();
   }
-
   onRunFinished(listener: (finished: RunFinished) => void): void {
-    this.finishedListeners.push(listener);
+    this.control.onRunFinished(listener);
   }
 
   /** The shared parts follow the runs: the strictest politeness and robots policy, the render rules. */
@@ -526,7 +483,13 @@ export class CrawlScheduler implements RunHost {
       await this.sitemaps.flush();
       this.dispatcher.pump();
       this.deps.onProgress?.(this.progress());
-      for (const run of this.registry.all()) this.checkFinished(run);
+      for (const finished of this.control.checkFinished()) {
+        const run = this.registry.get(finished.runId);
+        if (finished.runId !== DEFAULT_RUN_ID || !run) continue;
+        // The single crawl's end (the runs the single-crawl paths start are that one run).
+        this.lastSummary = run.meter.summary(run.stats);
+        this.deps.onDone?.(this.lastSummary);
+      }
     } catch (err) {
       // During a broker outage every tick fails the same way: say it once per 10 s, not 4 times a second.
       const now = this.clock();
@@ -534,34 +497,6 @@ export class CrawlScheduler implements RunHost {
         this.lastTickErrorAt = now;
         this.deps.logger.error({ err }, 'scheduler tick failed (the frontier may be unavailable); retrying');
       }
-    }
-  }
-
-  /** A run with nothing left is finished (once); one that gets work again is active again. */
-  private checkFinished(run: HostedRun): void {
-    if (!run.started || (run.state !== 'active' && run.state !== 'finished')) return;
-    const verdict = finishVerdict(run.stats);
-    if (!verdict.finished) {
-      if (run.state === 'finished') run.state = 'active';
-      return;
-    }
-    if (run.state === 'finished') return;
-    run.state = 'finished';
-    const finished: RunFinished = {
-      runId: run.runId,
-      jobId: run.jobId,
-      outcome: verdict.outcome,
-      error: verdict.outcome === 'failed' ? verdict.error : null,
-      counters: run.counters(0),
-    };
-    this.deps.logger.info(
-      { runId: run.runId, outcome: finished.outcome, error: finished.error, counters: finished.counters },
-      'run finished',
-    );
-    for (const listener of this.finishedListeners) listener(finished);
-    if (run.runId === DEFAULT_RUN_ID) {
-      this.lastSummary = run.meter.summary(run.stats);
-      this.deps.onDone?.(this.lastSummary);
     }
   }
 
@@ -621,18 +556,4 @@ export class CrawlScheduler implements RunHost {
 /** The run the single-crawl paths start: the configured job, `POST /crawl`, `ackcrawl crawl`. */
 function defaultRunSpec(settings: CrawlSettings): RunSpec {
   return { runId: DEFAULT_RUN_ID, jobId: DEFAULT_JOB_ID, settings };
-}
-
-/** A run's state as the frontier keeps it durably (a restart re-adds a paused run paused). */
-function hostedStateOf(control: RunControl | undefined): HostedRun['state'] {
-  if (control?.state === 'paused') return 'paused';
-  if (control?.state === 'cancelled') return 'cancelled';
-  return 'active';
-}
-
-function runNotHosted(runId: string): AppError {
-  return new AppError(
-    'RUN_NOT_HOSTED',
-    `no run ${JSON.stringify(runId.slice(0, 64))} is hosted by this scheduler`,
-  );
 }
