@@ -264,12 +264,15 @@ class RabbitFrontierImpl implements RabbitFrontier {
    * lease waits for the next one, at most ARRIVAL_WAIT_MS.
    */
   private async catchUp(link: Link): Promise<void> {
-    const rounds = this.handedBack ? 3 : 2;
+    const handedBack = this.handedBack;
+    const rounds = handedBack ? 3 : 2;
     this.handedBack = false;
     const before = this.book.buffered;
     try {
       for (let i = 0; i < rounds; i++) await link.channel.checkQueue(this.queues.orphans);
-      if (this.book.buffered === before && (await this.readyInActiveRuns(link)) > 0) {
+      // A handed-back message comes back once its queue has applied the requeue: it may not be
+      // counted ready yet, so it is waited for as well.
+      if (this.book.buffered === before && (handedBack || (await this.readyInActiveRuns(link)) > 0)) {
         await this.nextArrival(ARRIVAL_WAIT_MS);
         await link.channel.checkQueue(this.queues.orphans);
       }
