@@ -56,8 +56,9 @@ test('a submitted crawl takes what it leaves out from the scheduler configuratio
     rmSync(dir, { recursive: true, force: true });
   });
   await client.hello();
-  const settings = (): Extract<SchedulerMessage, { type: 'settings' }>['fetch'][] =>
-    client.messages.flatMap((m) => (m.type === 'settings' ? [m.fetch] : []));
+  // Protocol 4: a run's fetch settings reach a crawler in a `run` message ahead of its tasks.
+  const settings = (): Extract<SchedulerMessage, { type: 'run' }>['fetch'][] =>
+    client.messages.flatMap((m) => (m.type === 'run' ? [m.fetch] : []));
 
   await scheduler.submit(
     crawlRequestSchema.parse({
@@ -67,14 +68,19 @@ test('a submitted crawl takes what it leaves out from the scheduler configuratio
       proxies: [],
     }),
   );
-  await waitFor(() => settings().length === 1, { timeoutMs: 5_000, message: 'a settings message' });
+  client.credit(1);
+  await waitFor(() => settings().length === 1, { timeoutMs: 5_000, message: 'a run settings message' });
   assert.equal(settings()[0]?.userAgent, 'first/1');
   assert.equal(settings()[0]?.maxLinksPerPage, 9);
   assert.equal(settings()[0]?.proxies, undefined, 'an empty list: direct');
   assert.equal(saved[0]?.maxPages, 50, 'the configured page cap');
 
   await scheduler.submit(crawlRequestSchema.parse({ seeds: ['http://b.test/'] }));
-  await waitFor(() => settings().length === 2, { timeoutMs: 5_000, message: 'a second settings message' });
+  client.credit(1);
+  await waitFor(() => settings().length === 2, {
+    timeoutMs: 5_000,
+    message: 'a second run settings message',
+  });
   assert.equal(settings()[1]?.userAgent, 'configured/1');
   assert.equal(settings()[1]?.maxLinksPerPage, 77);
   assert.deepEqual(settings()[1]?.proxies, ['http://127.0.0.1:9/']);

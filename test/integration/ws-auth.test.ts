@@ -147,9 +147,11 @@ describe('crawler endpoint: authentication and limits', () => {
         proxies: [`http://user:${PROXY_PASSWORD}@127.0.0.1:9/`],
       }),
     );
-    await waitFor(() => crawler.messages.some((m) => m.type === 'settings'), {
+    // Protocol 4: a run's fetch settings go with its tasks, in a `run` message ahead of them.
+    crawler.credit(SEEDS + 1);
+    await waitFor(() => crawler.messages.some((m) => m.type === 'run' && m.fetch.proxies !== undefined), {
       ...WAIT,
-      message: 'the crawler that said hello gets the settings',
+      message: 'the crawler that said hello gets the run settings with its tasks',
     });
     assert.ok(crawler.received.includes(PROXY_PASSWORD), 'a crawler needs the proxy credentials');
     assert.equal(silent.closed, null, 'the silent socket was still open when the settings went out');

@@ -312,24 +312,33 @@ describe('scheduler WebSocket protocol', () => {
     assert.equal((await client.waitClosed()).code, 1008);
   });
 
-  test('a submitted crawl sends its settings, link limits included, to connected crawlers', async () => {
+  test('a submitted crawl sends its settings, link limits included, to crawlers with its tasks', async () => {
     const client = await connect();
     await client.hello();
-    const settingsMessages = (): Extract<SchedulerMessage, { type: 'settings' }>[] =>
-      client.messages.filter(
-        (m): m is Extract<SchedulerMessage, { type: 'settings' }> => m.type === 'settings',
-      );
+    // Protocol 4: a run's fetch settings reach a crawler in a `run` message ahead of its tasks.
+    const runMessages = (): Extract<SchedulerMessage, { type: 'run' }>[] =>
+      client.messages.filter((m): m is Extract<SchedulerMessage, { type: 'run' }> => m.type === 'run');
     await scheduler.submit(
-      crawlRequestSchema.parse({ seeds: ['http://h0.test/'], maxUrlLength: 300, maxLinksPerPage: 7 }),
+      crawlRequestSchema.parse({ seeds: ['http://n1.test/'], maxUrlLength: 300, maxLinksPerPage: 7 }),
     );
-    await waitFor(() => settingsMessages().length === 1, { ...WAIT, message: 'a settings message' });
-    assert.equal(settingsMessages()[0]?.fetch.maxUrlLength, 300);
-    assert.equal(settingsMessages()[0]?.fetch.maxLinksPerPage, 7);
+    client.credit(SEEDS + 1);
+    await waitFor(() => client.tasks().some((t) => t.url === 'http://n1.test/'), {
+      ...WAIT,
+      message: 'the new seed',
+    });
+    const first = runMessages().at(-1);
+    assert.equal(first?.fetch.maxUrlLength, 300);
+    assert.equal(first?.fetch.maxLinksPerPage, 7);
+    const firstIndex = client.messages.indexOf(first as SchedulerMessage);
+    const taskIndex = client.messages.findIndex((m) => m.type === 'tasks');
+    assert.ok(firstIndex < taskIndex || taskIndex === -1, 'the settings come before the tasks');
     // A request that leaves them out gets the scheduler's configured ones (here the defaults).
-    await scheduler.submit(crawlRequestSchema.parse({ seeds: ['http://h0.test/'] }));
-    await waitFor(() => settingsMessages().length === 2, { ...WAIT, message: 'a second settings message' });
-    assert.equal(settingsMessages()[1]?.fetch.maxUrlLength, DEFAULT_MAX_URL_LENGTH);
-    assert.equal(settingsMessages()[1]?.fetch.maxLinksPerPage, DEFAULT_MAX_LINKS_PER_PAGE);
+    const before = runMessages().length;
+    await scheduler.submit(crawlRequestSchema.parse({ seeds: ['http://n2.test/'] }));
+    client.credit(1);
+    await waitFor(() => runMessages().length > before, { ...WAIT, message: 'a second run message' });
+    assert.equal(runMessages().at(-1)?.fetch.maxUrlLength, DEFAULT_MAX_URL_LENGTH);
+    assert.equal(runMessages().at(-1)?.fetch.maxLinksPerPage, DEFAULT_MAX_LINKS_PER_PAGE);
   });
 
   /** A crawler that takes everything, says it works on `taskId`, and is killed; returns that task. */
