@@ -8,7 +8,9 @@ import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/gener
 import { freePort } from '../helpers/ports.js';
 import { scratchPostgres } from '../helpers/postgres-scratch.js';
 import { AMQP_URL } from '../helpers/rabbitmq.js';
-import { countByUrl, readRecords, recordTags } from '../helpers/records.js';
+import { deleteTopic, tailTopic, type TopicTail } from '../helpers/kafka-topic.js';
+import { countByUrl, recordTags } from '../helpers/records.js';
+import type { PageRecord } from '../../shared/protocol/page-record.js';
 import { TestRole } from '../helpers/role-process.js';
 import { masterApi } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -23,11 +25,11 @@ interface RunBody {
 
 /**
  * The control plane on the distributed services: master, scheduler and agent as separate
- * processes over RabbitMQ (frontier and run commands) and PostgreSQL (a scratch database), with
- * records in files. Two runs of two sites at once; pause, resume, cancel; master and scheduler
+ * processes over RabbitMQ (frontier and run commands), Kafka (the page records, read back from
+ * the topic) and PostgreSQL (a scratch database). Two runs of two sites at once; pause, resume, cancel; master and scheduler
  * restarts mid-run.
  */
-describe('master + scheduler + agent on RabbitMQ and PostgreSQL', () => {
+describe('master + scheduler + agent on RabbitMQ, Kafka and PostgreSQL', () => {
   let siteA: GeneratedSite;
   let siteB: GeneratedSite;
   let db: { url: string; drop: () => Promise<void> };
@@ -37,6 +39,8 @@ describe('master + scheduler + agent on RabbitMQ and PostgreSQL', () => {
   let scheduler: TestRole;
   let agent: TestRole;
   let api: ReturnType<typeof masterApi>;
+  let topic: string;
+  let tail: TopicTail | undefined;
 
   before(async () => {
     // 20 pages a second per site (one at a time, 50 ms apart): each run lasts about 15 s unpaused.
@@ -54,7 +58,8 @@ describe('master + scheduler + agent on RabbitMQ and PostgreSQL', () => {
       ACKCRAWL_QUEUE_PREFIX: `test-${id}`,
       ACKCRAWL_RUN_CONTROL: 'rabbitmq',
       ACKCRAWL_RUN_CONTROL_EXCHANGE: `test-${id}.run-control`,
-      ACKCRAWL_SINK: 'file',
+      ACKCRAWL_SINK: 'kafka',
+      ACKCRAWL_KAFKA_TOPIC: (topic = `test-${id}.pages`),
       ACKCRAWL_OUT_DIR: join(dir, 'out'),
       ACKCRAWL_DATA_DIR: join(dir, 'data'),
       ACKCRAWL_TOKEN: `test-token-${randomUUID()}`,
@@ -76,25 +81,25 @@ describe('master + scheduler + agent on RabbitMQ and PostgreSQL', () => {
     });
     scheduler = new TestRole('scheduler', env).start();
     agent = new TestRole('agent', env).start();
+    tail = await tailTopic(topic);
   });
 
   after(async () => {
     await agent?.stop('SIGTERM');
     await scheduler?.stop('SIGTERM');
     await master?.stop('SIGTERM');
+    await tail?.close();
+    if (topic) await deleteTopic(topic).catch(() => undefined);
     await siteA?.close();
     await siteB?.close();
     await db?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const records = (runId: string) => {
-    try {
-      return readRecords(join(dir, 'out')).filter((r) => recordTags(r).runId === runId);
-    } catch {
-      return [];
-    }
-  };
+  const records = (runId: string): PageRecord[] =>
+    (tail?.records ?? [])
+      .map((r) => JSON.parse(r.value.toString('utf8')) as PageRecord)
+      .filter((r) => recordTags(r).runId === runId);
   const run = async (runId: string): Promise<RunBody> => (await api<RunBody>('GET', `/runs/${runId}`)).body;
   const startRun = async (name: string, site: GeneratedSite): Promise<{ jobId: string; runId: string }> => {
     const job = await api<{ id: string }>('POST', '/jobs', {

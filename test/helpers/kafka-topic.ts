@@ -57,6 +57,52 @@ export async function readTopic(topic: string, count: number, timeoutMs = 30_000
     );
 }
 
+/** A topic read from the beginning as records arrive, for tests that poll what has been written. */
+export interface TopicTail {
+  /** Every message received so far, in arrival order. */
+  readonly records: readonly SinkRecord[];
+  close(): Promise<void>;
+}
+
+/**
+ * Follows `topic` from its beginning with a fresh consumer group, once the topic exists (waits
+ * for it up to `timeoutMs`). The group is deleted on close().
+ */
+export async function tailTopic(topic: string, timeoutMs = 30_000): Promise<TopicTail> {
+  const kafka = testKafka();
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await admin.listTopics()).includes(topic)) {
+      if (Date.now() > deadline) throw new Error(`topic ${topic} did not appear in ${timeoutMs} ms`);
+      await sleep(200);
+    }
+  } finally {
+    await admin.disconnect();
+  }
+  const groupId = `test-${randomUUID()}`;
+  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+  const records: SinkRecord[] = [];
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      records.push({ key: message.key?.toString() ?? '', value: message.value ?? Buffer.alloc(0) });
+    },
+  });
+  return {
+    records,
+    close: async () => {
+      await consumer.disconnect();
+      const cleanup = kafka.admin();
+      await cleanup.connect();
+      await cleanup.deleteGroups([groupId]).catch(() => undefined);
+      await cleanup.disconnect();
+    },
+  };
+}
+
 export async function topicPartitions(topic: string): Promise<number> {
   const admin = testKafka().admin();
   await admin.connect();
