@@ -1,33 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
 import { postgresUrl, requirePostgres } from '../helpers/services.js';
+import { scratchPostgres } from '../helpers/postgres-scratch.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { sqlStoreContract } from './sql-store.contract.js';
 import { job, rejectsWith } from './sql-store/expect.js';
-
-/** A scratch database for this file's run, dropped after; each case gets a schema of its own. */
-async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  await requirePostgres();
-  const name = `ackcrawl_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: postgresUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(postgresUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      try {
-        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await admin.end();
-      }
-    },
-  };
-}
 
 const inSchema = (url: string, schema: string): string => {
   const u = new URL(url);
@@ -36,7 +15,7 @@ const inSchema = (url: string, schema: string): string => {
 };
 
 sqlStoreContract('postgres sql store', async () => {
-  const db = await scratchDatabase();
+  const db = await scratchPostgres();
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   let n = 0;
@@ -87,7 +66,7 @@ describe('postgres sql store: adapter specifics', () => {
   });
 
   it('survives its connections being killed: no crash, the next call reconnects', async () => {
-    const db = await scratchDatabase();
+    const db = await scratchPostgres();
     const store = await openSqlStore(db.url);
     const killer = new pg.Client({ connectionString: postgresUrl });
     await killer.connect();

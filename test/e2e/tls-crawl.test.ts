@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -15,37 +15,10 @@ import {
 import { CLI, runCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { makeCertificate } from '../helpers/tls-cert.js';
 
 const PAGES = 8;
 const TOKEN = 'tls-test-token-0123456789abcdef';
-
-/** A self-signed certificate for 127.0.0.1 (its own CA), made with openssl in `dir`. */
-function makeCertificate(dir: string): { cert: string; key: string } {
-  const cert = join(dir, 'cert.pem');
-  const key = join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert, key };
-}
 
 /** GET /health over https (trusting `ca`) or http; resolves with the status or the error's code. */
 function health(port: number, scheme: 'http' | 'https', ca?: string): Promise<number | string> {

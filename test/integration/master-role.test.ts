@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { get as httpsGet } from 'node:https';
@@ -12,6 +11,7 @@ import type { RunCommand } from '../../shared/ports/run-control.js';
 import { startCli, type CliRun } from '../helpers/cli.js';
 import { callServer, jobBody } from '../helpers/master-api.js';
 import { AMQP_URL, rabbitAdmin } from '../helpers/rabbitmq.js';
+import { makeCertificate } from '../helpers/tls-cert.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 interface Started {
@@ -118,29 +118,7 @@ describe('ackcrawl master (the role, as a process)', () => {
 
   test('with ACKCRAWL_TLS_CERT and ACKCRAWL_TLS_KEY it speaks HTTPS only', async () => {
     const dir = tempDir();
-    const cert = join(dir, 'cert.pem');
-    const key = join(dir, 'key.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { cert, key } = makeCertificate(dir);
     const master = await startMaster({
       ACKCRAWL_DATA_DIR: dir,
       ACKCRAWL_RUN_CONTROL: 'local',

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { makeCertificate } from '../helpers/tls-cert.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { get as httpsGet, createServer as createHttpsServer, type Agent } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -35,29 +35,7 @@ describe('TLS settings and client options', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ackcrawl-tls-unit-'));
-    cert = join(dir, 'cert.pem');
-    key = join(dir, 'key.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
+    ({ cert, key } = makeCertificate(dir));
     const options = readTlsServerOptions({ tlsCert: cert, tlsKey: key });
     assert.ok(options);
     server = createHttpsServer(options, (_req, res) => res.end('ok'));
