@@ -1,5 +1,10 @@
 import type { Logger } from '../shared/logger.js';
-import type { Frontier, FrontierStats, SettleResult } from '../shared/ports/frontier.js';
+import {
+  EMPTY_FRONTIER_STATS,
+  type Frontier,
+  type FrontierStats,
+  type SettleResult,
+} from '../shared/ports/frontier.js';
 import type { PageSink } from '../shared/ports/page-sink.js';
 import type { FetchSettings } from '../shared/protocol/messages.js';
 import type { DecodedOutcome } from '../shared/protocol/outcome-frame.js';
@@ -130,15 +135,7 @@ export class CrawlScheduler implements RunHost {
   private recovered = new Map<string, RecoveredOutcome>();
   private server: RunningWsServer | null = null;
   private timers: NodeJS.Timeout[] = [];
-  private stats: FrontierStats = {
-    ready: 0,
-    delayed: 0,
-    leased: 0,
-    done: 0,
-    failed: 0,
-    total: 0,
-    cancelled: 0,
-  };
+  private stats: FrontierStats = { ...EMPTY_FRONTIER_STATS };
   private lastSummary: CrawlSummary | null = null;
   private lastTickErrorAt = 0;
   private closing: Promise<void> | null = null;

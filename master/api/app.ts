@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import { errorResponses } from '../../shared/http/error-responses.js';
 import { readJsonBody } from '../../shared/http/json-body.js';
-import { crossOriginProblem } from '../../shared/http/request-guards.js';
+import { requestGuards } from '../../shared/http/request-guards.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import type { MasterAppDeps } from './deps.js';
 import { API_PREFIX, buildOpenApi } from './openapi.js';
@@ -59,20 +59,7 @@ export function createMasterApp(deps: MasterAppDeps): Koa {
   app.use(
     errorResponses(deps.logger, { service: 'master', routesHint: `see GET ${API_PREFIX}/openapi.json` }),
   );
-  app.use(async (ctx, next) => {
-    const problem =
-      deps.options.hosts.check(ctx.get('host') || undefined) ??
-      crossOriginProblem(
-        {
-          origin: ctx.get('origin') || undefined,
-          host: ctx.get('host') || undefined,
-          'sec-fetch-site': ctx.get('sec-fetch-site') || undefined,
-        },
-        true,
-      );
-    if (problem) throw problem;
-    await next();
-  });
+  app.use(requestGuards(deps.options.hosts));
   const router = new Router({ prefix: API_PREFIX });
   for (const spec of masterRoutes(deps)) {
     router[spec.method](spec.path, async (ctx: Context & { params: Record<string, string> }) => {

@@ -10,7 +10,7 @@ import type { RunReport } from '../runs/run-host.js';
 import { bearerMatches } from '../../shared/http/bearer.js';
 import { errorResponses } from '../../shared/http/error-responses.js';
 import { readJsonBody } from '../../shared/http/json-body.js';
-import { crossOriginProblem, type HostPolicy } from '../../shared/http/request-guards.js';
+import { requestGuards, type HostPolicy } from '../../shared/http/request-guards.js';
 
 export interface SchedulerAppDeps {
   /** The bearer token every route but `/health` requires. */
@@ -46,20 +46,7 @@ export function createSchedulerApp(deps: SchedulerAppDeps): Koa {
       routesHint: 'try GET /health, GET or POST /crawl, GET /why?url=…, or a WebSocket on /crawlers',
     }),
   );
-  app.use(async (ctx, next) => {
-    const problem =
-      deps.hosts.check(ctx.get('host') || undefined) ??
-      crossOriginProblem(
-        {
-          origin: ctx.get('origin') || undefined,
-          host: ctx.get('host') || undefined,
-          'sec-fetch-site': ctx.get('sec-fetch-site') || undefined,
-        },
-        true,
-      );
-    if (problem) throw problem;
-    await next();
-  });
+  app.use(requestGuards(deps.hosts));
   const authorized: Middleware = async (ctx, next) => {
     if (!bearerMatches(ctx.get('authorization') || undefined, deps.token)) {
       throw new AppError('UNAUTHORIZED', 'a valid bearer token is required (Authorization: Bearer <token>)');

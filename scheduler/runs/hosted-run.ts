@@ -1,6 +1,6 @@
 import type { CrawlSettings } from '../../shared/crawl-settings/index.js';
 import { fetchSettingsOf } from '../../shared/crawl-settings/index.js';
-import type { FrontierStats } from '../../shared/ports/frontier.js';
+import { EMPTY_FRONTIER_STATS, type FrontierStats } from '../../shared/ports/frontier.js';
 import type { RunCounters } from '../../shared/ports/sql-store.js';
 import type { FetchSettings } from '../../shared/protocol/messages.js';
 import type { NewTask } from '../../shared/protocol/task.js';
@@ -16,16 +16,6 @@ import type { RobotsPolicy } from '../robots/robots-guard.js';
 import type { HostedRunState, RunReport, RunSpec } from './run-host.js';
 import { runPriorityOf } from './run-priority.js';
 
-const EMPTY_STATS: FrontierStats = {
-  ready: 0,
-  delayed: 0,
-  leased: 0,
-  done: 0,
-  failed: 0,
-  total: 0,
-  cancelled: 0,
-};
-
 /**
  * One run as this scheduler hosts it: its settings and what follows from them (scope, link filter,
  * render rules, priority, retry policy, politeness, the fetch settings its crawlers get), its
@@ -36,7 +26,7 @@ export class HostedRun {
   readonly jobId: string;
   state: HostedRunState = 'active';
   /** Frontier counters of the run, as of the last tick. */
-  stats: FrontierStats = EMPTY_STATS;
+  stats: FrontierStats = EMPTY_FRONTIER_STATS;
   /** Its seeds are in the frontier: finish detection may begin. */
   started = false;
   readonly meter: ProgressMeter;

@@ -62,7 +62,8 @@ export function loadConfig<S extends z.ZodObject>(
   return Object.freeze(parsed.data);
 }
 
-const BOOL_WORDS: Record<string, boolean> = {
+/** The words a boolean setting may be written as, in the environment or a text form. */
+export const BOOL_WORDS: Readonly<Record<string, boolean>> = {
   '1': true,
   true: true,
   yes: true,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseHostRules } from '../politeness/host-rules.js';
+import { BOOL_WORDS } from '../config/load.js';
 import { CrawlSettingsSchema, type CrawlSettingKey } from './schema.js';
 
 /**
@@ -10,17 +11,6 @@ import { CrawlSettingsSchema, type CrawlSettingKey } from './schema.js';
  * per line: they hold spaces and commas) and `hostRules` (a JSON array, or
  * `host concurrency=N delay=MS adaptive; …`).
  */
-
-const BOOL_WORDS: Record<string, boolean> = {
-  '1': true,
-  true: true,
-  yes: true,
-  on: true,
-  '0': false,
-  false: false,
-  no: false,
-  off: false,
-};
 
 export type TextKind = 'number' | 'boolean' | 'list' | 'lines' | 'hostRules' | 'text';
 

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { AppError } from '../errors.js';
 import { createHostLookup } from '../url/host-patterns.js';
+import type { Middleware } from 'koa';
 
 /**
  * Which `Host` headers the scheduler answers. A DNS-rebinding attack reaches a server through a
@@ -93,4 +94,25 @@ export function crossOriginProblem(
     'CROSS_ORIGIN',
     'requests from web pages are refused: call the API from the ackcrawl CLI or a server-side client',
   );
+}
+
+/**
+ * Koa middleware of both guards: a Host this listener does not answer (DNS rebinding) or a request
+ * made by a web page of another origin is refused before any route runs.
+ */
+export function requestGuards(hosts: HostPolicy): Middleware {
+  return async (ctx, next) => {
+    const problem =
+      hosts.check(ctx.get('host') || undefined) ??
+      crossOriginProblem(
+        {
+          origin: ctx.get('origin') || undefined,
+          host: ctx.get('host') || undefined,
+          'sec-fetch-site': ctx.get('sec-fetch-site') || undefined,
+        },
+        true,
+      );
+    if (problem) throw problem;
+    await next();
+  };
 }

@@ -163,6 +163,17 @@ export interface FrontierStats {
   cancelled: number;
 }
 
+/** The counters of a frontier (or run) with nothing in it. */
+export const EMPTY_FRONTIER_STATS: Readonly<FrontierStats> = Object.freeze({
+  ready: 0,
+  delayed: 0,
+  leased: 0,
+  done: 0,
+  failed: 0,
+  total: 0,
+  cancelled: 0,
+});
+
 export interface TaskView {
   url: string;
   runId: string;
