@@ -1,4 +1,5 @@
 import { connect as amqpConnect, type ChannelModel, type ConfirmChannel, type Message } from 'amqplib';
+import { coalesceWrites } from './write-coalescing.js';
 import type { Logger } from '../../../logger.js';
 import { unavailable } from './rabbit-errors.js';
 
@@ -112,6 +113,7 @@ export class BrokerLink {
       await model.close().catch(() => undefined);
       throw unavailable('connect', 'the frontier was closed while connecting');
     }
+    coalesceWrites(model);
     const log = this.options.logger;
     const generation = (this.generation += 1);
     let link: Link | null = null;
