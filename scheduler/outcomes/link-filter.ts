@@ -27,8 +27,9 @@ export function createLinkFilter(options: LinkFilterOptions) {
       if (!options.inScope(url)) continue;
       const host = hostOfNormalized(url);
       if (host === null) continue;
-      const base = { runId: parent.runId, url, host, depth, parentUrl: parent.url };
-      tasks.push({ ...base, priority: priority(base) });
+      const task: NewTask = { runId: parent.runId, url, host, depth, parentUrl: parent.url, priority: 0 };
+      task.priority = priority(task);
+      tasks.push(task);
     }
     return tasks;
   };
