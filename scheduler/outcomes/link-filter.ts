@@ -27,9 +27,15 @@ export function createLinkFilter(options: LinkFilterOptions) {
       if (!options.inScope(url)) continue;
       const host = hostOfNormalized(url);
       if (host === null) continue;
-      const task: NewTask = { runId: parent.runId, url, host, depth, parentUrl: parent.url, priority: 0 };
-      task.priority = priority(task);
-      tasks.push(task);
+      const base = { runId: parent.runId, url, host, depth, parentUrl: parent.url };
+      tasks.push({
+        runId: base.runId,
+        url,
+        host,
+        depth,
+        parentUrl: base.parentUrl,
+        priority: priority(base),
+      });
     }
     return tasks;
   };
