@@ -159,6 +159,10 @@ export const SERVICE_ERROR_CODES = {
     retriable: false,
     meaning: 'a page larger than the cleaner takes (ACKCRAWL_EXTRACT_MAX_HTML_BYTES); logged and skipped',
   },
+  EXTRACT_FILE_UNREADABLE: {
+    retriable: false,
+    meaning: 'ackcrawl extract-file cannot read the file it was given',
+  },
   EXTRACT_FAILED: {
     retriable: false,
     meaning:
