@@ -1,5 +1,6 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
+import { AppError } from '../../shared/errors.js';
 import type { CleanedPage } from './cleaned-page.js';
 import { pageLanguage } from './language.js';
 import { blockText } from './main-text.js';
@@ -21,15 +22,23 @@ export const DEFAULT_MAX_ELEMENTS = 60_000;
  * description from the head (page-metadata.ts); the language from the text (language.ts).
  *
  * A page with no article (a search page, a login form) gives an empty `mainText`, not an error.
- * Throws when Readability refuses the document (more than `maxElements` elements) or the DOM
- * cannot be built; the caller records that as a page it could not clean.
+ * Throws when the page has more than `maxElements` elements (EXTRACT_FAILED) or the DOM cannot
+ * be built; the caller records that as a page it could not clean.
  */
 export function cleanHtml(html: string, url: string | null, options: CleanOptions = {}): CleanedPage {
-  const { document } = parseHTML(stripRawText(html));
+  const stripped = stripRawText(html);
+  const maxElements = options.maxElements ?? DEFAULT_MAX_ELEMENTS;
+  // Readability's own limit counts getElementsByTagName('*'), which linkedom answers with none;
+  // counting start tags in the text is cheaper anyway, and refuses a hostile page before parsing.
+  const tags = countStartTags(stripped, maxElements);
+  if (tags > maxElements) {
+    throw new AppError('EXTRACT_FAILED', `the page has more than ${maxElements} elements`);
+  }
+  const { document } = parseHTML(stripped);
   const meta = pageMetadata(document, url);
   // Readability is typed against the browser's DOM; linkedom implements the parts it uses.
   const reader = new Readability<unknown>(document as never, {
-    maxElemsToParse: options.maxElements ?? DEFAULT_MAX_ELEMENTS,
+    maxElemsToParse: maxElements,
     // The DOM is thrown away afterwards: no need to keep class names for styling.
     keepClasses: false,
     // The article element itself, so its text can be read block by block.
@@ -53,6 +62,16 @@ export function cleanHtml(html: string, url: string | null, options: CleanOption
       words: mainText ? mainText.split(/\s+/).length : 0,
     },
   };
+}
+
+/** How many `<` + letter the text has, counting no further than `limit + 1`. */
+function countStartTags(html: string, limit: number): number {
+  let count = 0;
+  for (let at = html.indexOf('<'); at >= 0 && count <= limit; at = html.indexOf('<', at + 1)) {
+    const next = html.charCodeAt(at + 1) | 0x20; // lower-cased ASCII letter
+    if (next >= 97 && next <= 122) count += 1;
+  }
+  return count;
 }
 
 function tidy(value: string | null | undefined): string | null {
