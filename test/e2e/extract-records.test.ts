@@ -173,7 +173,6 @@ describe('ackcrawl extract --records, on an embedded crawl', () => {
       await second.done;
       await second.close();
       assert.equal((await allResults(store, runId)).length, htmlCaptures.size);
-      assert.ok(partial > 0, 'the first run committed its chunks');
       assert.ok(
         second.cleaner.counts.results + partial <= htmlCaptures.size + 2,
         'read again at most one chunk',
