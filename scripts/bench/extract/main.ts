@@ -27,6 +27,7 @@ export async function extractBenchMain(argv: string[]): Promise<number> {
     '',
     `mean F1: ackcrawl ${pct(report.meanF1.ackcrawl)} %, trafilatura ${report.trafilaturaVersion} ${pct(report.meanF1.trafilatura)} %, ratio ${report.meanF1.ratio.toFixed(3)} (target ≥ ${F1_RATIO_TARGET}): ${report.met.f1 ? 'met' : 'MISSED'}`,
     `speed: ${report.speed.pagesPerCpuSecond.toFixed(0)} pages per CPU-second (${report.speed.pagesPerWallSecond.toFixed(0)} per wall second, ${report.speed.pages} records cleaned; target ≥ ${PAGES_PER_CORE_TARGET}): ${report.met.speed ? 'met' : 'MISSED'}; trafilatura ${report.speed.trafilaturaPagesPerCpuSecond.toFixed(0)} pages per CPU-second`,
+    `for scale: ${report.speed.generatedPagesPerCpuSecond.toFixed(0)} pages per CPU-second on the crawl bench's generated 10 KB pages`,
   ];
   process.stdout.write(`${lines.join('\n')}\n${JSON.stringify(report)}\n`);
   const dir = join(repoRoot, '.bench');

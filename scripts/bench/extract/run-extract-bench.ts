@@ -6,6 +6,7 @@ import { tokenF1, type Score } from './f1.js';
 import { labelledPages, type LabelledPage } from './fixtures.js';
 import { pageRecordOf } from './page-records.js';
 import { runTrafilatura } from './reference.js';
+import { createPageRenderer } from '../../site/page-renderer.js';
 
 /** The targets of issue 10: F1 at least 95 % of trafilatura's, 100 pages per CPU-second. */
 export const F1_RATIO_TARGET = 0.95;
@@ -27,6 +28,8 @@ export interface ExtractBenchReport {
     pagesPerWallSecond: number;
     pages: number;
     trafilaturaPagesPerCpuSecond: number;
+    /** The same on 300 pages of the crawl bench's generated site (10 KB each), for scale. */
+    generatedPagesPerCpuSecond: number;
   };
   trafilaturaVersion: string;
   met: { f1: boolean; speed: boolean };
@@ -50,13 +53,18 @@ export async function runExtractBench(rounds: number): Promise<ExtractBenchRepor
     scores.reduce((a, s) => a + pick(s), 0) / scores.length;
   const ours = mean((s) => s.ackcrawl.f1);
   const theirs = mean((s) => s.trafilatura.f1);
-  const speed = await measureSpeed(pages, rounds);
+  const speed = await measureSpeed(pagesAsRecords(pages), rounds);
+  const generated = await measureSpeed(generatedRecords(300), 1);
   return {
     at: new Date().toISOString(),
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
     pages: scores,
     meanF1: { ackcrawl: ours, trafilatura: theirs, ratio: ours / theirs },
-    speed: { ...speed, trafilaturaPagesPerCpuSecond: reference.pages / reference.cpuSeconds },
+    speed: {
+      ...speed,
+      trafilaturaPagesPerCpuSecond: reference.pages / reference.cpuSeconds,
+      generatedPagesPerCpuSecond: generated.pagesPerCpuSecond,
+    },
     trafilaturaVersion: reference.version,
     met: { f1: ours / theirs >= F1_RATIO_TARGET, speed: speed.pagesPerCpuSecond >= PAGES_PER_CORE_TARGET },
   };
@@ -71,13 +79,27 @@ function scorePage(page: LabelledPage, reference: string): PageScore {
   };
 }
 
-async function measureSpeed(
-  pages: readonly LabelledPage[],
-  rounds: number,
-): Promise<{ pagesPerCpuSecond: number; pagesPerWallSecond: number; pages: number }> {
-  const values = pages.map((p) =>
+function pagesAsRecords(pages: readonly LabelledPage[]): Buffer[] {
+  return pages.map((p) =>
     Buffer.from(JSON.stringify(pageRecordOf({ url: `https://${p.name}/`, html: p.html }))),
   );
+}
+
+function generatedRecords(count: number): Buffer[] {
+  const origin = 'http://127.0.0.1:8080';
+  const render = createPageRenderer(
+    { pages: 20_000, linksPerPage: 20, pageBytes: 10_000, seed: 1, brokenLinks: false },
+    origin,
+  );
+  return Array.from({ length: count }, (_, i) =>
+    Buffer.from(JSON.stringify(pageRecordOf({ url: `${origin}/p/${i}`, html: render(i) }))),
+  );
+}
+
+async function measureSpeed(
+  values: readonly Buffer[],
+  rounds: number,
+): Promise<{ pagesPerCpuSecond: number; pagesPerWallSecond: number; pages: number }> {
   const options: CleanRecordOptions = {
     blobStore: null,
     maxHtmlChars: 8 * 1024 * 1024,
