@@ -15,6 +15,7 @@ import { buildClusterSummary, buildSummary, formatSummary } from './summary.js';
 import { runClusterCrawl } from '../cluster/run-cluster-crawl.js';
 import { exitOnFault } from '../../shared/lifecycle/faults.js';
 import { registerJobsCommands } from './jobs/commands.js';
+import { registerExtractCommands } from './extract-commands.js';
 import { createLogger } from '../../shared/logger.js';
 
 // A role run from here (`ackcrawl scheduler`, ...) installs its own logger in place of this one.
@@ -171,5 +172,7 @@ registerJobsCommands(
   }),
   fail,
 );
+
+registerExtractCommands(program, fail);
 
 program.parseAsync(process.argv).catch(fail);

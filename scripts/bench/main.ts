@@ -15,17 +15,23 @@
  * right after the embedded run: a scheduler and an agent on the RabbitMQ, Kafka and MinIO of
  * scripts/services.sh (which must be up), measured from submit to completion, with the brokers'
  * CPU beside it and the ratio to the embedded run (see cluster-runner.ts).
+ *
+ * `--extract [--rounds 5]` measures the cleaner instead (extract/main.ts, docs/extract.md): main-
+ * text F1 against trafilatura on labelled real pages, and pages cleaned per CPU-second.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../paths.js';
 import { measureClusterRunner } from './cluster-runner.js';
+import { extractBenchMain } from './extract/main.js';
 import { measureRunner } from './measure-runner.js';
 import { parseBenchOptions } from './options.js';
 import { addRatios, clusterVerdict, formatTable, skippedResult, type RunnerResult } from './report.js';
 import { planRunners } from './runners.js';
 import { startSiteProcess } from './site-process.js';
+
+if (process.argv.includes('--extract')) process.exit(await extractBenchMain(process.argv.slice(2)));
 
 const options = parseBenchOptions(process.argv.slice(2));
 const say = (text: string): void => void process.stderr.write(`${text}\n`);

@@ -138,6 +138,36 @@ export const SERVICE_ERROR_CODES = {
     retriable: false,
     meaning: 'a record points at a blob store other than the one configured',
   },
+  EXTRACT_BAD_RECORD: {
+    retriable: false,
+    meaning: 'the cleaner read a record that is not JSON or not a page record; it is logged and skipped',
+  },
+  EXTRACT_BODY_MISSING: {
+    retriable: false,
+    meaning:
+      "a record's claim-checked body is gone from the blob store or does not match its hash; logged and skipped",
+  },
+  EXTRACT_BINARY_BODY: {
+    retriable: false,
+    meaning: 'a page record whose body is bytes (base64), not decoded text; logged and skipped',
+  },
+  EXTRACT_NOT_HTML: {
+    retriable: false,
+    meaning: 'a page record whose body is text but not HTML (JSON, plain text, XML); logged and skipped',
+  },
+  EXTRACT_TOO_LARGE: {
+    retriable: false,
+    meaning: 'a page larger than the cleaner takes (ACKCRAWL_EXTRACT_MAX_HTML_BYTES); logged and skipped',
+  },
+  EXTRACT_FILE_UNREADABLE: {
+    retriable: false,
+    meaning: 'ackcrawl extract-file cannot read the file it was given',
+  },
+  EXTRACT_FAILED: {
+    retriable: false,
+    meaning:
+      'the extractor gave up on a page (more elements than it parses, or a DOM it cannot build); logged and skipped',
+  },
   BLOB_STORE_UNAVAILABLE: { retriable: true, meaning: 'S3/MinIO cannot be reached' },
   BLOB_STORE_TIMEOUT: { retriable: true, meaning: 'S3/MinIO did not answer in time' },
   BLOB_STORE_AUTH: {

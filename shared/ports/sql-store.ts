@@ -15,6 +15,7 @@ export interface SqlStore {
   readonly runs: RunRepository;
   readonly logs: LogRepository;
   readonly results: ResultRepository;
+  readonly extractFailures: ExtractFailureRepository;
   readonly tokens: TokenRepository;
   /** True when the database answers a trivial query (for health checks). */
   ping(): Promise<boolean>;
@@ -137,7 +138,7 @@ export interface LogRepository {
   list(runId: string, query?: PageQuery & { finalOnly?: boolean }): Promise<Page<LogRow & { id: string }>>;
 }
 
-// ---- results (filled by the downstream consumer of a later issue) --------------------------
+// ---- results: cleaned pages, filled by `ackcrawl extract` (docs/extract.md) -------------------
 
 export interface ResultRow {
   /** The fetch this result was made from (page record `captureId`). */
@@ -146,15 +147,52 @@ export interface ResultRow {
   jobId: string;
   url: string;
   status: number | null;
-  /** What extraction produced, as JSON. */
+  /** Further facts of the extraction (site name, word count, …), as JSON. */
   data: unknown;
+  /** When the row was written (ms since the epoch). */
   at: number;
+  title: string | null;
+  author: string | null;
+  /** The page's published time, ms since the epoch. */
+  publishedAt: number | null;
+  /** ISO 639-1 code (`en`). */
+  language: string | null;
+  description: string | null;
+  canonicalUrl: string | null;
+  /** The article's text; null for rows written before schema version 5. */
+  mainText: string | null;
+  /** When the page was fetched (the record's `fetchedAt`), ms since the epoch. */
+  fetchedAt: number | null;
 }
 
 export interface ResultRepository {
   /** Idempotent on captureId: a replayed record does not make a second row. */
   upsert(rows: readonly ResultRow[]): Promise<void>;
   list(runId: string, query?: PageQuery): Promise<Page<ResultRow>>;
+}
+
+/** A page record the cleaner could not clean, and why (it went on with the next). */
+export interface ExtractFailureRow {
+  /**
+   * Where the record was read, unique per record: `kafka:<topic>:<partition>:<offset>` or
+   * `file:<segment>:<line>`. A record read twice (redelivery) keeps one row.
+   */
+  source: string;
+  /** Null when the record was not even a page record (bad JSON). */
+  captureId: string | null;
+  runId: string | null;
+  url: string | null;
+  /** Error code (shared/error-codes, `EXTRACT_*`). */
+  code: string;
+  reason: string;
+  at: number;
+}
+
+export interface ExtractFailureRepository {
+  /** Idempotent on source; one batch in one transaction. */
+  record(rows: readonly ExtractFailureRow[]): Promise<void>;
+  /** Oldest first. */
+  list(query?: PageQuery): Promise<Page<ExtractFailureRow>>;
 }
 
 // ---- API tokens ----------------------------------------------------------------------------

@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import type { SqlStore } from '../../shared/ports/sql-store.js';
 import type { OpenSqlStoreOptions } from '../../shared/adapters/sql-store/open.js';
 import { jobCases } from './sql-store/jobs.cases.js';
+import { extractCases } from './sql-store/extract.cases.js';
 import { logAndResultCases } from './sql-store/logs-results.cases.js';
 import { runCases } from './sql-store/runs.cases.js';
 import { schemaCases } from './sql-store/schema.cases.js';
@@ -83,6 +84,7 @@ export function sqlStoreContract(
     jobCases(define);
     runCases(define);
     logAndResultCases(define);
+    extractCases(define);
     tokenCases(define);
   });
 }

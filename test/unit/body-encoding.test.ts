@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { charsetOf, encodeBody } from '../../client/crawler/page/body-encoding.js';
+import { charsetOf, encodeBody } from '../../shared/text/body-encoding.js';
 
 describe('charsetOf', () => {
   test('reads the charset parameter, quoted or not, lower-cased', () => {

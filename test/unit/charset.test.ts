@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import iconv from 'iconv-lite';
-import { decode, encodeBody } from '../../client/crawler/page/body-encoding.js';
-import { detectCharset } from '../../client/crawler/page/charset.js';
+import { decode, encodeBody } from '../../shared/text/body-encoding.js';
+import { detectCharset } from '../../shared/text/charset.js';
 import { defaultCharsetSchema } from '../../shared/protocol/charset-label.js';
 
 /** Text that each of these encodings can represent, with something that is not ASCII. */

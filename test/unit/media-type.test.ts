@@ -6,7 +6,7 @@ import {
   isTextualMediaType,
   mediaTypeOf,
   sniffMediaType,
-} from '../../client/crawler/page/media-type.js';
+} from '../../shared/text/media-type.js';
 
 const bytes = (...values: number[]): Buffer => Buffer.from(values);
 

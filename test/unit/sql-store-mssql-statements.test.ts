@@ -132,6 +132,35 @@ describe('SQL Server statements', () => {
     assert.doesNotMatch(ddl, /NVARCHAR\(\d+\)(?! COLLATE)/, 'every key column has the binary collation');
   });
 
+  it("migration 5 adds the cleaner's columns with ADD (T-SQL has no ADD COLUMN) and a keyed failures table", () => {
+    const v5 = MIGRATIONS.find((m) => m.version === 5);
+    assert.ok(v5);
+    const alters = v5.statements.mssql.filter((s) => s.startsWith('ALTER TABLE results ADD '));
+    assert.deepEqual(
+      alters.map((s) => s.split(' ')[4]),
+      [
+        'title',
+        'author',
+        'published_at',
+        'language',
+        'description',
+        'canonical_url',
+        'main_text',
+        'fetched_at',
+      ],
+    );
+    for (const statement of alters) {
+      assert.doesNotMatch(statement, /ADD COLUMN/);
+      assert.equal((parser.astify(statement, { database: 'transactsql' }) as { type: string }).type, 'alter');
+    }
+    const failures = v5.statements.mssql.find((s) => s.includes('CREATE TABLE extract_failures')) ?? '';
+    // A clustered key holds at most 900 bytes: NVARCHAR(400) is 800.
+    assert.match(failures, /source NVARCHAR\(400\) COLLATE Latin1_General_100_BIN2 NOT NULL/);
+    assert.match(failures, /PRIMARY KEY \(source\)/);
+    for (const sqlite of v5.statements.sqlite.filter((s) => s.startsWith('ALTER')))
+      assert.match(sqlite, /ADD COLUMN/);
+  });
+
   it('the parser catches the slips it is here for', () => {
     for (const broken of [
       'SELECT TOP @v1 id FROM jobs ORDER BY id',

@@ -14,10 +14,10 @@ import type { FetchedPage } from '../fetch/fetcher.js';
 import { statusFailure } from '../fetch/fetcher.js';
 import { FetchError, toFetchError } from '../fetch/fetch-error.js';
 import { RoutedFetchError, type FetchVia } from '../fetch/routed-fetcher.js';
-import { encodeBody } from './body-encoding.js';
+import { encodeBody } from '../../../shared/text/body-encoding.js';
 import { captureOf } from './capture.js';
 import { NOT_A_PAGE } from '../render/codes.js';
-import { isHtmlMediaType, mediaTypeOf, type MediaType } from './media-type.js';
+import { isHtmlMediaType, mediaTypeOf, type MediaType } from '../../../shared/text/media-type.js';
 import { readSitemap, type SitemapLimits } from '../sitemap/read-sitemap.js';
 
 /** The soft link limits of the crawl (`FetchSettings`); the defaults apply to those not given. */

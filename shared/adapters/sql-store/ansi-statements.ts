@@ -2,11 +2,14 @@ import {
   JOB_COLUMNS,
   LOG_COLUMNS,
   LOG_INSERT_COLUMNS,
+  FAILURE_COLUMNS,
   RESULT_COLUMNS,
   RUN_COLUMNS,
   TOKEN_COLUMNS,
   VERSION_TABLE,
+  columnCount,
   placeholderList,
+  setColumns,
   valuesList,
   type RunListFilter,
   type Statements,
@@ -64,11 +67,18 @@ const common: Statements = {
   resultUpsert: {
     kind: 'single',
     sql:
-      `INSERT INTO results (${RESULT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ` +
-      'ON CONFLICT (capture_id) DO UPDATE SET run_id = excluded.run_id, job_id = excluded.job_id, ' +
-      'url = excluded.url, status = excluded.status, data = excluded.data, at = excluded.at',
+      `INSERT INTO results (${RESULT_COLUMNS}) VALUES (${placeholderList($, 1, columnCount(RESULT_COLUMNS))}) ` +
+      `ON CONFLICT (capture_id) DO UPDATE SET ${setColumns(RESULT_COLUMNS, (c) => `excluded.${c}`)}`,
   },
   resultList: `SELECT ${RESULT_COLUMNS} FROM results WHERE run_id = $1 AND (at, capture_id) > ($2, $3) ORDER BY at, capture_id LIMIT $4`,
+
+  failureUpsert: {
+    kind: 'single',
+    sql:
+      `INSERT INTO extract_failures (${FAILURE_COLUMNS}) VALUES (${placeholderList($, 1, columnCount(FAILURE_COLUMNS))}) ` +
+      `ON CONFLICT (source) DO UPDATE SET ${setColumns(FAILURE_COLUMNS, (c) => `excluded.${c}`)}`,
+  },
+  failureList: `SELECT ${FAILURE_COLUMNS} FROM extract_failures WHERE (at, source) > ($1, $2) ORDER BY at, source LIMIT $3`,
 
   tokenInsert: `INSERT INTO tokens (${TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
   tokenFindByHash: `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE hash = $1 AND revoked_at IS NULL`,

@@ -61,7 +61,16 @@ const TYPES: Readonly<Record<SqlDialect, Types>> = {
 };
 
 /** Longest values the key columns hold; the store checks them before SQL does. */
-export const KEY_LENGTHS = { id: 128, name: 200, code: 100, hash: 128, state: 16 } as const;
+export const KEY_LENGTHS = {
+  id: 128,
+  name: 200,
+  code: 100,
+  hash: 128,
+  state: 16,
+  /** Where the cleaner read a record it could not clean (`kafka:topic:partition:offset`). */
+  source: 400,
+  language: 16,
+} as const;
 
 function v1(t: Types): string[] {
   const id = t.key(KEY_LENGTHS.id);
@@ -135,12 +144,56 @@ function v1(t: Types): string[] {
   ];
 }
 
+/**
+ * Version 5: cleaned results get real columns (`ackcrawl extract`, docs/extract.md), and the
+ * records it could not clean a table of their own. Rows written before keep NULL in the new
+ * columns. SQL Server's ALTER TABLE says ADD without COLUMN; SQLite adds one column per statement.
+ */
+function v5(dialect: SqlDialect): (t: Types) => string[] {
+  return (t) => {
+    const columns: [string, string][] = [
+      ['title', t.text],
+      ['author', t.text],
+      ['published_at', t.bigint],
+      ['language', t.key(KEY_LENGTHS.language)],
+      ['description', t.text],
+      ['canonical_url', t.text],
+      ['main_text', t.text],
+      ['fetched_at', t.bigint],
+    ];
+    const add = dialect === 'mssql' ? 'ADD' : 'ADD COLUMN';
+    return [
+      ...columns.map(([name, type]) => `ALTER TABLE results ${add} ${name} ${type} NULL`),
+      `CREATE TABLE extract_failures (
+      source ${t.key(KEY_LENGTHS.source)} NOT NULL,
+      capture_id ${t.key(KEY_LENGTHS.id)} NULL,
+      run_id ${t.key(KEY_LENGTHS.id)} NULL,
+      url ${t.text} NULL,
+      code ${t.key(KEY_LENGTHS.code)} NOT NULL,
+      reason ${t.text} NOT NULL,
+      at ${t.bigint} NOT NULL,
+      CONSTRAINT extract_failures_pkey PRIMARY KEY (source)
+    )`,
+      'CREATE INDEX extract_failures_at ON extract_failures (at, source)',
+    ];
+  };
+}
+
 function perDialect(build: (t: Types) => string[]): Record<SqlDialect, string[]> {
   return { sqlite: build(TYPES.sqlite), postgres: build(TYPES.postgres), mssql: build(TYPES.mssql) };
 }
 
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'jobs, runs, logs, results, tokens', statements: perDialect(v1) },
+  {
+    version: 5,
+    description: 'results columns of the cleaner; extract_failures',
+    statements: {
+      sqlite: v5('sqlite')(TYPES.sqlite),
+      postgres: v5('postgres')(TYPES.postgres),
+      mssql: v5('mssql')(TYPES.mssql),
+    },
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

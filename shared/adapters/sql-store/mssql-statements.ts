@@ -2,11 +2,14 @@ import {
   JOB_COLUMNS,
   LOG_COLUMNS,
   LOG_INSERT_COLUMNS,
+  FAILURE_COLUMNS,
   RESULT_COLUMNS,
   RUN_COLUMNS,
   TOKEN_COLUMNS,
   VERSION_TABLE,
+  columnCount,
   placeholderList,
+  setColumns,
   valuesList,
   type RunListFilter,
   type Statements,
@@ -80,12 +83,17 @@ export const MSSQL_STATEMENTS: Statements = {
 
   resultUpsert: {
     kind: 'update-then-insert',
-    update:
-      'UPDATE results WITH (UPDLOCK, SERIALIZABLE) SET run_id = @v2, job_id = @v3, url = @v4, status = @v5, data = @v6, at = @v7 ' +
-      'WHERE capture_id = @v1',
-    insert: `INSERT INTO results (${RESULT_COLUMNS}) VALUES (@v1, @v2, @v3, @v4, @v5, @v6, @v7)`,
+    update: `UPDATE results WITH (UPDLOCK, SERIALIZABLE) SET ${setColumns(RESULT_COLUMNS, (_, n) => v(n))} WHERE capture_id = @v1`,
+    insert: `INSERT INTO results (${RESULT_COLUMNS}) VALUES (${placeholderList(v, 1, columnCount(RESULT_COLUMNS))})`,
   },
   resultList: `SELECT TOP (@v4) ${RESULT_COLUMNS} FROM results WHERE run_id = @v1 AND ${after('at', 'capture_id', '>', 2)} ORDER BY at, capture_id`,
+
+  failureUpsert: {
+    kind: 'update-then-insert',
+    update: `UPDATE extract_failures WITH (UPDLOCK, SERIALIZABLE) SET ${setColumns(FAILURE_COLUMNS, (_, n) => v(n))} WHERE source = @v1`,
+    insert: `INSERT INTO extract_failures (${FAILURE_COLUMNS}) VALUES (${placeholderList(v, 1, columnCount(FAILURE_COLUMNS))})`,
+  },
+  failureList: `SELECT TOP (@v3) ${FAILURE_COLUMNS} FROM extract_failures WHERE ${after('at', 'source', '>', 1)} ORDER BY at, source`,
 
   tokenInsert: `INSERT INTO tokens (${TOKEN_COLUMNS}) VALUES (@v1, @v2, @v3, @v4, @v5, @v6, @v7)`,
   tokenFindByHash: `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE hash = @v1 AND revoked_at IS NULL`,

@@ -1,4 +1,5 @@
 import type {
+  ExtractFailureRow,
   JobRow,
   LogRow,
   ResultRow,
@@ -73,6 +74,26 @@ export function toResult(r: SqlRow): ResultRow {
     url: str(r.url),
     status: numOrNull(r.status),
     data: parsed(r.data),
+    at: num(r.at),
+    title: strOrNull(r.title),
+    author: strOrNull(r.author),
+    publishedAt: numOrNull(r.published_at),
+    language: strOrNull(r.language),
+    description: strOrNull(r.description),
+    canonicalUrl: strOrNull(r.canonical_url),
+    mainText: strOrNull(r.main_text),
+    fetchedAt: numOrNull(r.fetched_at),
+  };
+}
+
+export function toExtractFailure(r: SqlRow): ExtractFailureRow {
+  return {
+    source: str(r.source),
+    captureId: strOrNull(r.capture_id),
+    runId: strOrNull(r.run_id),
+    url: strOrNull(r.url),
+    code: str(r.code),
+    reason: str(r.reason),
     at: num(r.at),
   };
 }

@@ -1,5 +1,6 @@
 import { AppError, StorageError } from '../../errors.js';
 import type {
+  ExtractFailureRepository,
   JobRepository,
   LogRepository,
   MigrationReport,
@@ -13,6 +14,7 @@ import { migrate } from './migrate.js';
 import type { Migration } from './migrations.js';
 import { MIGRATIONS } from './migrations.js';
 import type { StoreContext } from './repositories/context.js';
+import { extractFailureRepository } from './repositories/extract-failures.js';
 import { jobRepository } from './repositories/jobs.js';
 import { logRepository } from './repositories/logs.js';
 import { resultRepository } from './repositories/results.js';
@@ -35,6 +37,7 @@ export class DriverSqlStore implements SqlStore {
   readonly runs: RunRepository;
   readonly logs: LogRepository;
   readonly results: ResultRepository;
+  readonly extractFailures: ExtractFailureRepository;
   readonly tokens: TokenRepository;
   private closing: Promise<void> | null = null;
   private readonly now: () => number;
@@ -52,6 +55,7 @@ export class DriverSqlStore implements SqlStore {
     this.runs = runRepository(ctx);
     this.logs = logRepository(ctx);
     this.results = resultRepository(ctx);
+    this.extractFailures = extractFailureRepository(ctx);
     this.tokens = tokenRepository(ctx);
   }
 

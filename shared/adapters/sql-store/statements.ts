@@ -57,10 +57,15 @@ export interface Statements {
   logList: string;
   logListFinal: string;
 
-  /** capture_id, run_id, job_id, url, status, data, at */
+  /** the RESULT_COLUMNS, in order */
   resultUpsert: UpsertStrategy;
   /** run_id, cursor at, cursor capture_id, limit */
   resultList: string;
+
+  /** the FAILURE_COLUMNS, in order */
+  failureUpsert: UpsertStrategy;
+  /** cursor at, cursor source, limit: oldest first */
+  failureList: string;
 
   /** id, name, scopes, hash, created_at, revoked_at, last_used_at */
   tokenInsert: string;
@@ -78,7 +83,24 @@ export const JOB_COLUMNS = 'id, name, settings, created_at, updated_at';
 export const RUN_COLUMNS =
   'id, job_id, state, settings, done, failed, queued, in_flight, pages_per_second, created_at, started_at, ended_at, scheduler_id, heartbeat_at, error';
 export const LOG_COLUMNS = 'id, run_id, url, code, attempts, last_error, final, at';
-export const RESULT_COLUMNS = 'capture_id, run_id, job_id, url, status, data, at';
+export const RESULT_COLUMNS =
+  'capture_id, run_id, job_id, url, status, data, at, title, author, published_at, language, description, canonical_url, main_text, fetched_at';
+export const FAILURE_COLUMNS = 'source, capture_id, run_id, url, code, reason, at';
+
+/** `a = <value of a>, b = …` for every column of `columns` but the first (the key). */
+export function setColumns(columns: string, value: (column: string, n: number) => string): string {
+  return columns
+    .split(', ')
+    .map((column, i) => ({ column, n: i + 1 }))
+    .slice(1)
+    .map(({ column, n }) => `${column} = ${value(column, n)}`)
+    .join(', ');
+}
+
+/** How many columns a column list names. */
+export function columnCount(columns: string): number {
+  return columns.split(', ').length;
+}
 export const TOKEN_COLUMNS = 'id, name, scopes, hash, created_at, revoked_at, last_used_at';
 
 export const VERSION_TABLE = 'ackcrawl_schema_version';

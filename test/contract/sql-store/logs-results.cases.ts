@@ -15,7 +15,7 @@ const log = (runId: string, i: number, fields: Partial<LogRow> = {}): LogRow => 
   ...fields,
 });
 
-const result = (captureId: string, fields: Partial<ResultRow> = {}): ResultRow => ({
+export const result = (captureId: string, fields: Partial<ResultRow> = {}): ResultRow => ({
   captureId,
   runId: 'run-1',
   jobId: 'job-1',
@@ -23,6 +23,14 @@ const result = (captureId: string, fields: Partial<ResultRow> = {}): ResultRow =
   status: 200,
   data: { title: captureId },
   at: 10,
+  title: null,
+  author: null,
+  publishedAt: null,
+  language: null,
+  description: null,
+  canonicalUrl: null,
+  mainText: null,
+  fetchedAt: null,
   ...fields,
 });
 

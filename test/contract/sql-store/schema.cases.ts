@@ -142,6 +142,14 @@ export function schemaCases(define: DefineCase): void {
         status: 200,
         data: { t: 1 },
         at: 9,
+        title: 'A',
+        author: null,
+        publishedAt: 1,
+        language: 'en',
+        description: null,
+        canonicalUrl: null,
+        mainText: 'text',
+        fetchedAt: 2,
       },
     ]);
     await store.tokens.create({

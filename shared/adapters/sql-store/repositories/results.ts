@@ -1,7 +1,8 @@
 import type { ResultRepository } from '../../../ports/sql-store.js';
 import { LOWEST, decodeCursor, encodeCursor } from '../cursor.js';
 import { toResult } from '../rows.js';
-import { json, key, limitOf, optionalWhole, text, whole } from '../values.js';
+import { KEY_LENGTHS } from '../migrations.js';
+import { json, key, limitOf, optionalKey, optionalText, optionalWhole, text, whole } from '../values.js';
 import { toPage, type StoreContext } from './context.js';
 
 const LIST = 'results';
@@ -21,6 +22,14 @@ export function resultRepository(ctx: StoreContext): ResultRepository {
           optionalWhole('status', r.status),
           json(r.data),
           whole('at', r.at),
+          optionalText(r.title),
+          optionalText(r.author),
+          optionalWhole('publishedAt', r.publishedAt),
+          optionalKey('language', r.language, KEY_LENGTHS.language),
+          optionalText(r.description),
+          optionalText(r.canonicalUrl),
+          optionalText(r.mainText),
+          optionalWhole('fetchedAt', r.fetchedAt),
         ]);
         await driver.transaction(async (s) => {
           for (const p of params) {
