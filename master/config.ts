@@ -41,6 +41,21 @@ export const masterConfigSchema = z
     ...tlsListenerShape,
     /** The CA file trusted for an amqps:// run-control broker (docs/tls.md). */
     ...tlsClientShape,
+    /** The frontier's queue prefix, for the dead-letter queue (`<prefix>.failed`) the alerts watch. */
+    queuePrefix: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,100}$/)
+      .default('ackcrawl'),
+    /** How often the alert engine evaluates the rules, and the delivery loop sends what is due. */
+    alertIntervalMs: field.int(100).default(5_000),
+    webhookIntervalMs: field.int(50).default(1_000),
+    /** Webhook URLs may name private and loopback addresses (off: refused, as the crawler refuses them). */
+    webhookAllowPrivate: field.bool().default(false),
+    webhookTimeoutMs: field.int(100).default(10_000),
+    /** Retries: exponential backoff from this base (with jitter), capped, for this many attempts in all. */
+    webhookRetryBaseMs: field.int(10).default(5_000),
+    webhookRetryMaxMs: field.int(10).default(3_600_000),
+    webhookMaxAttempts: field.int(1).default(10),
     maxBodyBytes: field.int(1024).default(1024 * 1024),
     headersTimeoutMs: field.int(100).default(10_000),
     requestTimeoutMs: field.int(100).default(30_000),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import type { ChannelModel } from 'amqplib';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +20,7 @@ import { isEntryPoint, onShutdownSignal } from '../shared/lifecycle/signals.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import type { RoleIpcMessage } from '../shared/protocol/ipc.js';
 import { createSchedulerWhy } from './adapters/scheduler-why.js';
+import { startAlerting } from './alerts/alerting.js';
 import { createMasterApp } from './api/app.js';
 import { bootstrapAdminToken } from './api/auth/bootstrap-admin.js';
 import { masterConfigSchema, type MasterConfig } from './config.js';
@@ -91,6 +93,8 @@ export async function startMaster(
           })
         : createLocalRunControl(logger);
     closing.push(() => runControl.close());
+    const alerting = await openAlerting(config, store, logger);
+    closing.push(() => alerting.close());
     const app = createMasterApp({
       store,
       runControl,
@@ -111,6 +115,7 @@ export async function startMaster(
         staleAfterMs: config.runHeartbeatMs * config.runStaleHeartbeats,
         maxBodyBytes: config.maxBodyBytes,
       },
+      alerting: alerting.api,
     });
     const server: Server = tls ? createHttpsServer(tls, app.callback()) : createHttpServer(app.callback());
     server.headersTimeout = config.headersTimeoutMs;
@@ -149,6 +154,53 @@ export async function startMaster(
     await closeAll();
     throw err;
   }
+}
+
+/**
+ * The alert engine and webhook deliveries (docs/alerts.md). With RabbitMQ (run control over it)
+ * the dead-letter queue's depth is read over its own connection; without, that fact is
+ * unavailable and the dlq.growing rule says so.
+ */
+async function openAlerting(
+  config: MasterConfig,
+  store: Awaited<ReturnType<typeof openSqlStore>>,
+  logger: Logger,
+) {
+  let amqp: { connection: ChannelModel; queuePrefix: string } | undefined;
+  let noAmqpReason: string | undefined;
+  if (config.runControl === 'rabbitmq') {
+    try {
+      const connect = amqpConnector(
+        'ackcrawl master alerts',
+        config.tlsCa === undefined ? undefined : readTlsCa(config),
+      );
+      const connection = await connect(config.amqpUrl);
+      connection.on('error', (err: unknown) => logger.warn({ err }, 'alerts: RabbitMQ connection error'));
+      amqp = { connection, queuePrefix: config.queuePrefix };
+    } catch (err) {
+      noAmqpReason = `RabbitMQ could not be reached at start: ${err instanceof Error ? err.message : String(err)}`;
+      logger.warn({ err }, 'alerts: no RabbitMQ connection; dlq.growing cannot be evaluated');
+    }
+  } else {
+    noAmqpReason = 'the master has no RabbitMQ (ACKCRAWL_RUN_CONTROL=local): no dead-letter queue to watch';
+  }
+  return startAlerting({
+    store,
+    clock: { now: Date.now },
+    newId: randomUUID,
+    logger,
+    alertIntervalMs: config.alertIntervalMs,
+    webhookIntervalMs: config.webhookIntervalMs,
+    allowPrivate: config.webhookAllowPrivate,
+    timeoutMs: config.webhookTimeoutMs,
+    retry: {
+      baseMs: config.webhookRetryBaseMs,
+      maxMs: config.webhookRetryMaxMs,
+      maxAttempts: config.webhookMaxAttempts,
+    },
+    ...(amqp ? { amqp } : {}),
+    ...(noAmqpReason ? { noAmqpReason } : {}),
+  });
 }
 
 if (isEntryPoint(import.meta.url)) {

@@ -7,10 +7,13 @@ import { createAuthenticator } from './auth/authenticate.js';
 import type { MasterAppDeps } from './deps.js';
 import { API_PREFIX, buildOpenApi } from './openapi.js';
 import { route, type RouteSpec } from './route-spec.js';
+import { alertRuleRoutes } from './routes/alert-rules.js';
+import { alertRoutes } from './routes/alerts.js';
 import { healthRoute } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { runRoutes } from './routes/runs.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { parseInput } from './validation.js';
 
 export const API_VERSION = '1.0.0';
@@ -22,6 +25,9 @@ export function masterRoutes(deps: MasterAppDeps): RouteSpec[] {
     ...jobRoutes(deps),
     ...runRoutes(deps),
     ...tokenRoutes(deps),
+    ...alertRuleRoutes(deps),
+    ...alertRoutes(deps),
+    ...webhookRoutes(deps),
   ];
   let document: Record<string, unknown> | null = null;
   routes.push(

@@ -3,6 +3,8 @@ import type { Logger } from '../../shared/logger.js';
 import type { RunControl } from '../../shared/ports/run-control.js';
 import type { SqlStore } from '../../shared/ports/sql-store.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
+import type { RuleStatus } from '../alerts/engine.js';
+import type { Deliverer } from '../webhooks/deliverer.js';
 
 /** "Why not yet?" for a URL of a run, asked of a scheduler (master/adapters/scheduler-why.ts). */
 export interface SchedulerWhy {
@@ -28,4 +30,15 @@ export interface MasterAppDeps {
   newId: () => string;
   logger: Logger;
   options: MasterApiOptions;
+  alerting: AlertingDeps;
+}
+
+/** What the alert and webhook routes use besides the store (master/alerts, master/webhooks). */
+export interface AlertingDeps {
+  /** Sends one attempt of a delivery (the test call uses it). */
+  deliverer: Deliverer;
+  /** The engine's last pass over a rule, in this process. */
+  status(ruleId: string): RuleStatus | null;
+  /** Webhook URLs may name private and loopback addresses (ACKCRAWL_WEBHOOK_ALLOW_PRIVATE). */
+  allowPrivateWebhooks: boolean;
 }

@@ -45,7 +45,10 @@ function errorResponses(spec: RouteSpec): Record<string, unknown> {
       `The token lacks the ${spec.scope} scope (FORBIDDEN); also HOST_NOT_ALLOWED, CROSS_ORIGIN.`,
     );
   }
-  if (spec.lookup) out['404'] = errorResponse('No such id (JOB_NOT_FOUND, RUN_NOT_FOUND, TOKEN_NOT_FOUND).');
+  if (spec.lookup)
+    out['404'] = errorResponse(
+      'No such id (JOB_NOT_FOUND, RUN_NOT_FOUND, TOKEN_NOT_FOUND, ALERT_RULE_NOT_FOUND, ALERT_NOT_FOUND, WEBHOOK_NOT_FOUND).',
+    );
   for (const [status, code] of Object.entries(spec.errors ?? {}))
     out[status] = errorResponse(`${code}: ${codeMeaning(code)}`);
   if (spec.body) {
@@ -129,7 +132,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], version: string): Rec
       title: 'ackcrawl master API',
       version,
       description:
-        'Jobs (saved crawl definitions), their runs, and API tokens. Every route but /health and /openapi.json needs `Authorization: Bearer <token>` with a scope: read (GET routes), operate (also create and edit jobs; start, pause, resume, cancel runs), admin (everything: tokens, deleting jobs).',
+        'Jobs (saved crawl definitions), their runs, API tokens, alert rules, alerts and webhook endpoints (docs/alerts.md). Every route but /health and /openapi.json needs `Authorization: Bearer <token>` with a scope: read (GET routes), operate (also create and edit jobs; start, pause, resume, cancel runs), admin (everything: tokens, deleting jobs, webhook endpoints). Alert rules take operate.',
     },
     servers: [{ url: '/' }],
     paths,

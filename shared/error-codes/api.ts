@@ -58,6 +58,20 @@ export const API_ERROR_CODES = {
   NOT_FOUND: { status: 404, retriable: false, meaning: 'no such route' },
   JOB_NOT_FOUND: { status: 404, retriable: false, meaning: 'no job with this id (or it was deleted)' },
   RUN_NOT_FOUND: { status: 404, retriable: false, meaning: 'no run with this id' },
+  ALERT_RULE_NOT_FOUND: { status: 404, retriable: false, meaning: 'no alert rule with this id' },
+  ALERT_NOT_FOUND: { status: 404, retriable: false, meaning: 'no alert with this id' },
+  WEBHOOK_NOT_FOUND: { status: 404, retriable: false, meaning: 'no webhook endpoint with this id' },
+  ALERT_RULE_NAME_TAKEN: {
+    status: 409,
+    retriable: false,
+    meaning: 'another alert rule has this name; choose another',
+  },
+  WEBHOOK_URL_REFUSED: {
+    status: 400,
+    retriable: false,
+    meaning:
+      'the webhook URL is not http(s), carries credentials, or names a private or loopback address the master may not send to (ACKCRAWL_WEBHOOK_ALLOW_PRIVATE)',
+  },
   TOKEN_NOT_FOUND: {
     status: 404,
     retriable: false,

@@ -1,3 +1,10 @@
+import type {
+  AlertRepository,
+  AlertRuleRepository,
+  DeliveryRepository,
+  WebhookRepository,
+} from './alert-store.js';
+
 /**
  * The SQL store: what the control plane knows (jobs, runs, their failure log, results, API
  * tokens), kept in SQL so that nothing it shows lives only in memory. Adapters: SQLite (embedded
@@ -17,6 +24,11 @@ export interface SqlStore {
   readonly results: ResultRepository;
   readonly extractFailures: ExtractFailureRepository;
   readonly tokens: TokenRepository;
+  /** Alerting (shared/ports/alert-store.ts): rules, alerts, webhook endpoints, deliveries. */
+  readonly alertRules: AlertRuleRepository;
+  readonly alerts: AlertRepository;
+  readonly webhooks: WebhookRepository;
+  readonly deliveries: DeliveryRepository;
   /** True when the database answers a trivial query (for health checks). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -115,6 +127,8 @@ export interface RunRepository {
   report(
     reports: readonly { id: string; schedulerId: string; counters: RunCounters; at: number }[],
   ): Promise<void>;
+  /** Runs that ended at or after `at` (any final state), soonest end first, at most `limit` (1..500). */
+  endedSince(at: number, limit: number): Promise<RunRow[]>;
 }
 
 // ---- logs: every retry and final failure ---------------------------------------------------
@@ -136,6 +150,15 @@ export interface LogRepository {
   append(rows: readonly LogRow[]): Promise<void>;
   /** Oldest first. `finalOnly`: only final failures. */
   list(runId: string, query?: PageQuery & { finalOnly?: boolean }): Promise<Page<LogRow & { id: string }>>;
+  /** How many rows were logged at or after `at`, by run, code and finality (for error rates). */
+  countSince(at: number): Promise<LogCount[]>;
+}
+
+export interface LogCount {
+  runId: string;
+  code: string;
+  final: boolean;
+  count: number;
 }
 
 // ---- results: cleaned pages, filled by `ackcrawl extract` (docs/extract.md) -------------------

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import type { SqlStore } from '../../shared/ports/sql-store.js';
 import type { OpenSqlStoreOptions } from '../../shared/adapters/sql-store/open.js';
+import { alertCases } from './sql-store/alerts.cases.js';
 import { jobCases } from './sql-store/jobs.cases.js';
 import { extractCases } from './sql-store/extract.cases.js';
 import { logAndResultCases } from './sql-store/logs-results.cases.js';
@@ -86,5 +87,6 @@ export function sqlStoreContract(
     logAndResultCases(define);
     extractCases(define);
     tokenCases(define);
+    alertCases(define);
   });
 }

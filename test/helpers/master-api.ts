@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Koa from 'koa';
+import { startAlerting, type Alerting, type AlertingOptions } from '../../master/alerts/alerting.js';
 import { createMasterApp } from '../../master/api/app.js';
 import { bootstrapAdminToken } from '../../master/api/auth/bootstrap-admin.js';
 import type { SchedulerWhy } from '../../master/api/deps.js';
@@ -44,6 +45,8 @@ export interface TestMaster {
   commands: RunCommand[];
   adminToken: string;
   clock: { now(): number; advance(ms: number): void };
+  /** The alert engine and webhook delivery over this store; their loops wait for the test to call. */
+  alerting: Alerting;
   call(method: string, path: string, options?: CallOptions): Promise<Answer>;
   /** Closes the app and the store, and opens both again on the same SQLite file. */
   restart(): Promise<void>;
@@ -93,11 +96,18 @@ export function callServer(
  * as the master makes it at start.
  */
 export async function startTestMaster(
-  options: { why?: SchedulerWhy; dir?: string } = {},
+  options: {
+    why?: SchedulerWhy;
+    dir?: string;
+    /** Where the test clock starts (default 2026-01-01). */
+    startAt?: number;
+    /** Alerting settings over the defaults: private webhook URLs allowed (the receivers are on 127.0.0.1). */
+    alerting?: Partial<Omit<AlertingOptions, 'store' | 'clock' | 'newId' | 'logger'>>;
+  } = {},
 ): Promise<TestMaster> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ackcrawl-master-'));
   const dbUrl = `sqlite:${join(dir, 'master.db')}`;
-  let now = Date.UTC(2026, 0, 1);
+  let now = options.startAt ?? Date.UTC(2026, 0, 1);
   const clock = { now: () => now, advance: (ms: number) => void (now += ms) };
   const commands: RunCommand[] = [];
   const why: SchedulerWhy = options.why ?? {
@@ -111,6 +121,7 @@ export async function startTestMaster(
   let app: Koa;
   let port = 0;
   let adminToken = '';
+  let alerting: Alerting;
 
   const open = async (): Promise<void> => {
     store = await openSqlStore(dbUrl);
@@ -126,6 +137,19 @@ export async function startTestMaster(
         logger: silentLogger(),
       })
     ).secret;
+    alerting = startAlerting({
+      store,
+      clock,
+      newId: randomUUID,
+      logger: silentLogger(),
+      // An hour: the tests run the passes themselves (alerting.evaluateNow, deliverNow).
+      alertIntervalMs: 3_600_000,
+      webhookIntervalMs: 3_600_000,
+      allowPrivate: true,
+      timeoutMs: 5_000,
+      retry: { baseMs: 1_000, maxMs: 60_000, maxAttempts: 5 },
+      ...options.alerting,
+    });
     app = createMasterApp({
       store,
       runControl,
@@ -138,6 +162,7 @@ export async function startTestMaster(
         staleAfterMs: STALE_AFTER_MS,
         maxBodyBytes: 64 * 1024,
       },
+      alerting: alerting.api,
     });
     server = createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
@@ -146,6 +171,7 @@ export async function startTestMaster(
   const shut = async (): Promise<void> => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await alerting.close();
     await runControl.close();
     await store.close();
   };
@@ -172,6 +198,9 @@ export async function startTestMaster(
       return adminToken;
     },
     clock,
+    get alerting() {
+      return alerting;
+    },
     call: (method, path, callOptions = {}) =>
       callServer(port, method, path, { token: adminToken, ...callOptions }),
     restart: async () => {

@@ -62,6 +62,7 @@ describe('batched writer (against the SQLite store)', () => {
           return store.logs.append(rows);
         },
         list: (runId, q) => store.logs.list(runId, q),
+        countSince: (at) => store.logs.countSince(at),
       },
     };
   });

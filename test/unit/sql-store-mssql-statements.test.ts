@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import nodeSqlParser from 'node-sql-parser';
 import { MIGRATIONS } from '../../shared/adapters/sql-store/migrations.js';
+import { MSSQL_ALERT_STATEMENTS } from '../../shared/adapters/sql-store/alert-statements.js';
 import { MSSQL_STATEMENTS, schemaLockAsTsql } from '../../shared/adapters/sql-store/mssql-statements.js';
 import { LOG_INSERT_CHUNK, MAX_STATES } from '../../shared/adapters/sql-store/statements.js';
 
@@ -16,6 +17,7 @@ const parser = new Parser();
 function everyStatement(): [string, string][] {
   const all: [string, string][] = [];
   for (const [name, value] of Object.entries(MSSQL_STATEMENTS)) {
+    if (name === 'alerts') continue;
     if (typeof value === 'string') all.push([name, value]);
     else if (typeof value === 'object' && value.kind === 'single') all.push([name, value.sql]);
     else if (typeof value === 'object')
@@ -30,6 +32,11 @@ function everyStatement(): [string, string][] {
     all.push([`logInsert(${rows})`, MSSQL_STATEMENTS.logInsert(rows)]);
   for (let from = 1; from <= MAX_STATES; from += 1)
     all.push([`runTransition(${from})`, MSSQL_STATEMENTS.runTransition(from)]);
+  for (const [name, value] of Object.entries(MSSQL_ALERT_STATEMENTS)) {
+    if (typeof value === 'string') all.push([`alerts.${name}`, value]);
+  }
+  for (let states = 0; states <= MAX_STATES; states += 1)
+    all.push([`alerts.alertList(states=${states})`, MSSQL_ALERT_STATEMENTS.alertList(states)]);
   for (const m of MIGRATIONS)
     m.statements.mssql.forEach((s, i) => all.push([`migration ${m.version}.${i}`, s]));
   all.push(['schema lock', schemaLockAsTsql()]);
@@ -57,7 +64,14 @@ describe('SQL Server statements', () => {
 
   it('enumerates every statement kind the adapter has', () => {
     assert.ok(statements.length > 40, `only ${statements.length} statements`);
+    for (const key of Object.keys(MSSQL_ALERT_STATEMENTS)) {
+      assert.ok(
+        statements.some(([name]) => name === `alerts.${key}` || name.startsWith(`alerts.${key}(`)),
+        `alerts.${key} is not enumerated`,
+      );
+    }
     for (const key of Object.keys(MSSQL_STATEMENTS)) {
+      if (key === 'alerts') continue;
       assert.ok(
         statements.some(([name]) => name === key || name.startsWith(`${key}.`) || name.startsWith(`${key}(`)),
         `${key} is not enumerated`,

@@ -1,19 +1,11 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import { blockedReason } from '../../../shared/net/address-guard.js';
 import { FetchError } from './fetch-error.js';
 
 export type LookupAll = (hostname: string) => Promise<{ address: string; family: number }[]>;
 
 const systemLookup: LookupAll = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
-
-/** The rule the direct agents apply (request-filtering-agent): only global unicast addresses. */
-function blockedReason(address: string): string | null {
-  const range = ipaddr.parse(address).range();
-  if (range === 'unspecified') return 'a meta address';
-  if (range !== 'unicast') return `a ${range} address`;
-  return null;
-}
 
 /**
  * The address check for requests that go through a proxy. There the proxy, not this process,

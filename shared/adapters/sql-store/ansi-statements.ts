@@ -1,3 +1,4 @@
+import { ANSI_ALERT_STATEMENTS } from './alert-statements.js';
 import {
   JOB_COLUMNS,
   LOG_COLUMNS,
@@ -85,6 +86,8 @@ const common: Statements = {
   tokenList: `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE (created_at, id) > ($1, $2) ORDER BY created_at, id LIMIT $3`,
   tokenRevoke: 'UPDATE tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL',
   tokenTouch: 'UPDATE tokens SET last_used_at = $2 WHERE id = $1',
+
+  alerts: ANSI_ALERT_STATEMENTS,
 };
 
 export const SQLITE_STATEMENTS: Statements = common;

@@ -70,6 +70,9 @@ export const KEY_LENGTHS = {
   /** Where the cleaner read a record it could not clean (`kafka:topic:partition:offset`). */
   source: 400,
   language: 16,
+  /** An alert's subject (`agentId/processId`, a queue name) and its dedupe key (rule + subject + how). */
+  subject: 300,
+  dedupe: 450,
 } as const;
 
 function v1(t: Types): string[] {
@@ -179,12 +182,86 @@ function v5(dialect: SqlDialect): (t: Types) => string[] {
   };
 }
 
+/**
+ * Alerting: rules, the alerts they raised, webhook endpoints and their deliveries, and the indexes
+ * the alert engine reads runs and logs by. An alert's `dedupe_key` is unique and never null: while
+ * active it is `rule|subject|active`, so a second active alert on the same subject is a conflict;
+ * resolving rewrites it to `rule|subject|<alert id>`, which frees the subject for the next one.
+ */
+function v4(t: Types): string[] {
+  const id = t.key(KEY_LENGTHS.id);
+  return [
+    `CREATE TABLE alert_rules (
+      id ${id} NOT NULL,
+      name ${t.key(KEY_LENGTHS.name)} NOT NULL,
+      kind ${t.key(KEY_LENGTHS.code)} NOT NULL,
+      params ${t.text} NOT NULL,
+      enabled ${t.bool} NOT NULL,
+      created_at ${t.bigint} NOT NULL,
+      updated_at ${t.bigint} NOT NULL,
+      CONSTRAINT alert_rules_pkey PRIMARY KEY (id),
+      CONSTRAINT alert_rules_name_key UNIQUE (name)
+    )`,
+    'CREATE INDEX alert_rules_created ON alert_rules (created_at, id)',
+    `CREATE TABLE alerts (
+      id ${id} NOT NULL,
+      rule_id ${id} NOT NULL,
+      subject ${t.key(KEY_LENGTHS.subject)} NOT NULL,
+      event_type ${t.key(KEY_LENGTHS.code)} NOT NULL,
+      state ${t.key(KEY_LENGTHS.state)} NOT NULL,
+      dedupe_key ${t.key(KEY_LENGTHS.dedupe)} NOT NULL,
+      data ${t.text} NOT NULL,
+      opened_at ${t.bigint} NOT NULL,
+      resolved_at ${t.bigint} NULL,
+      CONSTRAINT alerts_pkey PRIMARY KEY (id),
+      CONSTRAINT alerts_dedupe_key UNIQUE (dedupe_key)
+    )`,
+    'CREATE INDEX alerts_opened ON alerts (opened_at, id)',
+    'CREATE INDEX alerts_state ON alerts (state, opened_at, id)',
+    `CREATE TABLE webhooks (
+      id ${id} NOT NULL,
+      url ${t.text} NOT NULL,
+      description ${t.text} NOT NULL,
+      secret ${t.text} NOT NULL,
+      event_types ${t.text} NOT NULL,
+      enabled ${t.bool} NOT NULL,
+      disabled_reason ${t.text} NULL,
+      created_at ${t.bigint} NOT NULL,
+      updated_at ${t.bigint} NOT NULL,
+      CONSTRAINT webhooks_pkey PRIMARY KEY (id)
+    )`,
+    'CREATE INDEX webhooks_created ON webhooks (created_at, id)',
+    `CREATE TABLE webhook_deliveries (
+      id ${id} NOT NULL,
+      webhook_id ${id} NOT NULL,
+      alert_id ${id} NULL,
+      event_type ${t.key(KEY_LENGTHS.code)} NOT NULL,
+      body ${t.text} NOT NULL,
+      state ${t.key(KEY_LENGTHS.state)} NOT NULL,
+      attempts ${t.int} NOT NULL,
+      next_attempt_at ${t.bigint} NULL,
+      last_status ${t.int} NULL,
+      last_error ${t.text} NULL,
+      created_at ${t.bigint} NOT NULL,
+      updated_at ${t.bigint} NOT NULL,
+      delivered_at ${t.bigint} NULL,
+      CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id)
+    )`,
+    'CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_attempt_at, id)',
+    'CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook_id, created_at, id)',
+    'CREATE INDEX runs_ended ON runs (ended_at, id)',
+    'CREATE INDEX logs_at ON logs (at)',
+  ];
+}
+
 function perDialect(build: (t: Types) => string[]): Record<SqlDialect, string[]> {
   return { sqlite: build(TYPES.sqlite), postgres: build(TYPES.postgres), mssql: build(TYPES.mssql) };
 }
 
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'jobs, runs, logs, results, tokens', statements: perDialect(v1) },
+  // Versions 2, 3 and 6 belong to the fleet and schedules work (issue 10).
+  { version: 4, description: 'alert rules, alerts, webhooks, deliveries', statements: perDialect(v4) },
   {
     version: 5,
     description: 'results columns of the cleaner; extract_failures',

@@ -1,3 +1,4 @@
+import { MSSQL_ALERT_STATEMENTS } from './alert-statements.js';
 import {
   JOB_COLUMNS,
   LOG_COLUMNS,
@@ -100,6 +101,8 @@ export const MSSQL_STATEMENTS: Statements = {
   tokenList: `SELECT TOP (@v3) ${TOKEN_COLUMNS} FROM tokens WHERE ${after('created_at', 'id', '>', 1)} ORDER BY created_at, id`,
   tokenRevoke: 'UPDATE tokens SET revoked_at = @v2 WHERE id = @v1 AND revoked_at IS NULL',
   tokenTouch: 'UPDATE tokens SET last_used_at = @v2 WHERE id = @v1',
+
+  alerts: MSSQL_ALERT_STATEMENTS,
 };
 
 /**

@@ -1,5 +1,11 @@
 import { AppError, StorageError } from '../../errors.js';
 import type {
+  AlertRepository,
+  AlertRuleRepository,
+  DeliveryRepository,
+  WebhookRepository,
+} from '../../ports/alert-store.js';
+import type {
   ExtractFailureRepository,
   JobRepository,
   LogRepository,
@@ -15,11 +21,15 @@ import type { Migration } from './migrations.js';
 import { MIGRATIONS } from './migrations.js';
 import type { StoreContext } from './repositories/context.js';
 import { extractFailureRepository } from './repositories/extract-failures.js';
+import { alertRuleRepository } from './repositories/alert-rules.js';
+import { alertRepository } from './repositories/alerts.js';
+import { deliveryRepository } from './repositories/deliveries.js';
 import { jobRepository } from './repositories/jobs.js';
 import { logRepository } from './repositories/logs.js';
 import { resultRepository } from './repositories/results.js';
 import { runRepository } from './repositories/runs.js';
 import { tokenRepository } from './repositories/tokens.js';
+import { webhookRepository } from './repositories/webhooks.js';
 import type { Statements } from './statements.js';
 
 export interface DriverStoreOptions {
@@ -39,6 +49,10 @@ export class DriverSqlStore implements SqlStore {
   readonly results: ResultRepository;
   readonly extractFailures: ExtractFailureRepository;
   readonly tokens: TokenRepository;
+  readonly alertRules: AlertRuleRepository;
+  readonly alerts: AlertRepository;
+  readonly webhooks: WebhookRepository;
+  readonly deliveries: DeliveryRepository;
   private closing: Promise<void> | null = null;
   private readonly now: () => number;
   private readonly migrations: readonly Migration[];
@@ -57,6 +71,10 @@ export class DriverSqlStore implements SqlStore {
     this.results = resultRepository(ctx);
     this.extractFailures = extractFailureRepository(ctx);
     this.tokens = tokenRepository(ctx);
+    this.alertRules = alertRuleRepository(ctx);
+    this.alerts = alertRepository(ctx);
+    this.webhooks = webhookRepository(ctx);
+    this.deliveries = deliveryRepository(ctx);
   }
 
   get dialect(): SqlDriver['dialect'] {

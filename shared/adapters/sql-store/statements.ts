@@ -1,3 +1,5 @@
+import type { AlertStatements } from './alert-statements.js';
+
 /**
  * The statements the store sends, as data: one set per dialect (ansi-statements.ts for SQLite and
  * PostgreSQL, mssql-statements.ts for SQL Server). The repositories (repositories.ts) bind them
@@ -77,6 +79,9 @@ export interface Statements {
   tokenRevoke: string;
   /** id, at */
   tokenTouch: string;
+
+  /** The alerting tables' (alert-statements.ts). */
+  alerts: AlertStatements;
 }
 
 export const JOB_COLUMNS = 'id, name, settings, created_at, updated_at';

@@ -94,3 +94,13 @@ export function limitOf(query: PageQuery | undefined): number {
   if (limit === undefined || !Number.isFinite(limit)) return DEFAULT_LIMIT;
   return Math.min(MAX_LIMIT, Math.max(1, Math.floor(limit)));
 }
+
+/** A value of a closed set (a rule kind, a delivery state). */
+export function oneOf<T extends string>(field: string, value: T, allowed: readonly T[]): T {
+  if (!allowed.includes(value)) {
+    throw new InvalidInputError('SQL_INVALID_VALUE', `unknown ${field} '${String(value).slice(0, 40)}'`, {
+      details: { field },
+    });
+  }
+  return value;
+}

@@ -44,5 +44,16 @@ export function logRepository(ctx: StoreContext): LogRepository {
         ]);
         return toPage(rows, limit, toLog, (l) => encodeCursor(LIST, [l.id]));
       }),
+
+    countSince: (at) =>
+      guard('logs.countSince', async () => {
+        const rows = await driver.all(sql.alerts.logCountSince, [whole('at', at)]);
+        return rows.map((r) => ({
+          runId: String(r.run_id),
+          code: String(r.code),
+          final: r.final === true || r.final === 1 || r.final === '1',
+          count: Number(r.n),
+        }));
+      }),
   };
 }

@@ -111,5 +111,11 @@ export function runRepository(ctx: StoreContext): RunRepository {
           for (const params of rows) await s.run(sql.runReport, params);
         });
       }),
+
+    endedSince: (at, limit) =>
+      guard('runs.endedSince', async () => {
+        const rows = await driver.all(sql.alerts.runEndedSince, [whole('at', at), limitOf({ limit })]);
+        return rows.map(toRun);
+      }),
   };
 }
