@@ -488,13 +488,15 @@ export class CrawlScheduler implements RunHost {
       this.stats = await this.deps.frontier.stats();
       for (const run of this.registry.all()) {
         if (run.state !== 'cancelled') run.stats = await this.deps.frontier.stats(run.runId);
-        run.notModified = this.notModifiedOf(run.runId);
       }
       const maxAgeMs = this.longestTotalTimeoutMs() + 30_000;
       await this.dispatcher.expireInFlight(maxAgeMs);
       this.robots.expire(maxAgeMs);
       await this.sitemaps.flush();
       this.dispatcher.pump();
+      // Read after the awaits above: a batch settled meanwhile has reached the index too, so a
+      // finished run's last counters include all its not-modified pages.
+      for (const run of this.registry.all()) run.notModified = this.notModifiedOf(run.runId);
       this.deps.onProgress?.(this.progress());
       for (const finished of this.control.checkFinished()) {
         const run = this.registry.get(finished.runId);
