@@ -51,8 +51,9 @@ const schedulerFields = z.object({
   dataDir: z.string().min(1).default('./ackcrawl-data'),
   /**
    * The recrawl index (docs/recrawl.md): each URL's last ETag, Last-Modified, capture id and links
-   * per job, for the conditional requests of the job's later runs. Unset:
-   * `<dataDir>/recrawl-index.sqlite`; `off`: none (every page is fetched in full).
+   * per job, for the conditional requests of the job's later runs. Unset: `recrawl-index.sqlite`
+   * in `outDir` with the SQLite frontier (`ackcrawl crawl`, `ackcrawl serve`), else in `dataDir`;
+   * `off`: none (every page is fetched in full).
    */
   recrawlIndex: z.string().min(1).optional(),
   /** URLs the recrawl index keeps over all jobs; the least recently settled go first. */

@@ -11,11 +11,16 @@ export const RECRAWL_INDEX_FILE = 'recrawl-index.sqlite';
  * opened: a scheduler without one fetches every page in full, which is correct, only slower.
  */
 export function openRecrawlIndex(
-  config: Pick<SchedulerConfig, 'recrawlIndex' | 'recrawlIndexMaxEntries' | 'dataDir'>,
+  config: Pick<
+    SchedulerConfig,
+    'recrawlIndex' | 'recrawlIndexMaxEntries' | 'dataDir' | 'outDir' | 'frontier'
+  >,
   logger: Logger,
 ): ValidatorsIndex | null {
   if (config.recrawlIndex === 'off') return null;
-  const path = resolve(config.recrawlIndex ?? join(config.dataDir, RECRAWL_INDEX_FILE));
+  // Beside the state it goes with, as job.json: the SQLite frontier's folder, or the data dir.
+  const home = config.frontier === 'sqlite' ? config.outDir : config.dataDir;
+  const path = resolve(config.recrawlIndex ?? join(home, RECRAWL_INDEX_FILE));
   try {
     mkdirSync(dirname(path), { recursive: true });
     return new ValidatorsIndex({ path, maxEntries: config.recrawlIndexMaxEntries });
