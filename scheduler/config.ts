@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { VALIDATORS_INDEX_DEFAULTS } from './recrawl/validators-index.js';
 import { field } from '../shared/config/load.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../shared/lifecycle/drain.js';
 import { kafkaSettingsSchema } from '../shared/config/kafka-settings.js';
@@ -48,6 +49,15 @@ const schedulerFields = z.object({
   outDir: z.string().min(1).default('./crawl-output'),
   /** Distributed state of this scheduler: the seen-set ledger and the submitted crawl. */
   dataDir: z.string().min(1).default('./ackcrawl-data'),
+  /**
+   * The recrawl index (docs/recrawl.md): each URL's last ETag, Last-Modified, capture id and links
+   * per job, for the conditional requests of the job's later runs. Unset: `recrawl-index.sqlite`
+   * in `outDir` with the SQLite frontier (`ackcrawl crawl`, `ackcrawl serve`), else in `dataDir`;
+   * `off`: none (every page is fetched in full).
+   */
+  recrawlIndex: z.string().min(1).optional(),
+  /** URLs the recrawl index keeps over all jobs; the least recently settled go first. */
+  recrawlIndexMaxEntries: field.int(1).default(VALIDATORS_INDEX_DEFAULTS.maxEntries),
   amqpUrl: z
     .string()
     .regex(/^amqps?:\/\//, 'an amqp:// or amqps:// URL')

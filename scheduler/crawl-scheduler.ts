@@ -46,7 +46,9 @@ import { SitemapSeeder } from './robots/sitemap-seeder.js';
 import { rootSitemapTasks } from './robots/sitemap-tasks.js';
 import { ROBOTS_CACHE_DEFAULTS, robotsPolicy, type RobotsCacheSettings } from './robots/robots-settings.js';
 import type { RobotsPolicy } from './robots/robots-guard.js';
-import { routeOutcome, type OutcomeRouting } from './outcomes/route-outcome.js';
+import { confirmedLinks, routeOutcome, type OutcomeRouting } from './outcomes/route-outcome.js';
+import { validatorsLookup } from './recrawl/validators-lookup.js';
+import type { ValidatorsIndex } from './recrawl/validators-index.js';
 import { RunControl, runNotHosted } from './runs/run-control.js';
 import { RunRegistry } from './runs/run-registry.js';
 import { RunFetchFeed } from './runs/run-fetch-feed.js';
@@ -99,6 +101,11 @@ export interface CrawlSchedulerDeps {
   onDone?: (summary: CrawlSummary) => void;
   /** Each retry and final failure once settled, for the SQL failure log (must not block). */
   onFailure?: SettlerOptions['onFailure'];
+  /**
+   * The recrawl index (scheduler/recrawl): validators of each URL's last capture per job, sent
+   * with its next run's tasks. Absent: every page is fetched in full. Its owner closes it.
+   */
+  recrawl?: ValidatorsIndex;
 }
 
 /**
@@ -162,6 +169,7 @@ export class CrawlScheduler implements RunHost {
       seen: new SeenCache(),
       onSettled: (result, counts) => this.onSettled(result, counts),
       ...(deps.onFailure ? { onFailure: deps.onFailure } : {}),
+      ...(deps.recrawl ? { captures: deps.recrawl } : {}),
       clock: this.clock,
       ...settings.settler,
       maxBacklog: settings.bufferSize * 2,
@@ -182,6 +190,7 @@ export class CrawlScheduler implements RunHost {
       needsRender: () => this.needsRender,
       dispatchable: (lease) => this.registry.dispatchable(lease.runId),
       jobOf: (runId) => this.registry.jobOf(runId),
+      ...(deps.recrawl ? { validatorsOf: validatorsLookup(deps.recrawl, this.registry, logger) } : {}),
       beforeSend: (session, tasks) => {
         const ws = this.sessions.get(session.id);
         if (ws) this.feed.beforeTasks(ws, tasks);
@@ -217,6 +226,7 @@ export class CrawlScheduler implements RunHost {
       crashes: this.crashes,
       runOf: (lease) => this.registry.get(lease.runId),
       fallbackRetry,
+      ...(deps.recrawl ? { recrawl: deps.recrawl } : {}),
       logger: logger.child({ module: 'outcomes' }),
     };
     this.robots = new RobotsGuard({
@@ -455,6 +465,11 @@ export class CrawlScheduler implements RunHost {
     const run = this.registry.get(lease.runId);
     if (found.outcome === 'ok')
       this.settler.ackRecovered(lease, run ? run.linkFilter(found.follow, lease) : []);
+    else if (found.outcome === 'not-modified')
+      this.settler.ackRecovered(
+        lease,
+        run ? run.linkFilter(confirmedLinks(this.routing, run.jobId, lease.url), lease) : [],
+      );
     else this.settler.failRecovered(lease, found.error);
     return true;
   }
@@ -479,12 +494,15 @@ export class CrawlScheduler implements RunHost {
       this.robots.expire(maxAgeMs);
       await this.sitemaps.flush();
       this.dispatcher.pump();
+      // Read after the awaits above: a batch settled meanwhile has reached the index too, so a
+      // finished run's last counters include all its not-modified pages.
+      for (const run of this.registry.all()) run.notModified = this.notModifiedOf(run.runId);
       this.deps.onProgress?.(this.progress());
       for (const finished of this.control.checkFinished()) {
         const run = this.registry.get(finished.runId);
         if (finished.runId !== DEFAULT_RUN_ID || !run) continue;
         // The single crawl's end (the runs the single-crawl paths start are that one run).
-        this.lastSummary = run.meter.summary(run.stats);
+        this.lastSummary = run.meter.summary(run.stats, run.notModified);
         this.deps.onDone?.(this.lastSummary);
       }
     } catch (err) {
@@ -516,7 +534,17 @@ export class CrawlScheduler implements RunHost {
   }
 
   progress(): CrawlProgress {
-    return this.meter.progress(this.stats, this.dispatcher.inFlightCount);
+    const notModified = this.registry.all().reduce((sum, run) => sum + run.notModified, 0);
+    return this.meter.progress(this.stats, this.dispatcher.inFlightCount, notModified);
+  }
+
+  /** A run's not-modified pages as the recrawl index counted them (0 without one, or unreadable). */
+  private notModifiedOf(runId: string): number {
+    try {
+      return this.deps.recrawl?.notModified(runId) ?? 0;
+    } catch {
+      return 0;
+    }
   }
 
   /**

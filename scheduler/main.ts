@@ -16,6 +16,7 @@ import { CrawlScheduler } from './crawl-scheduler.js';
 import { loadJob, saveJob } from './job-file.js';
 import { SCHEDULER_FILE } from '../shared/protocol/why.js';
 import { openControlPlane } from './runs/control-plane.js';
+import { openRecrawlIndex } from './recrawl/open-index.js';
 
 function tell(message: RoleIpcMessage): void {
   process.send?.(message);
@@ -69,6 +70,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   // A job file from an older version lacks newer settings: the configuration's values fill them.
   const configured = crawlSettingsOf(config);
   const job = config.seeds.length > 0 ? configured : (loadJob(jobPath, configured) ?? configured);
+  const recrawl = openRecrawlIndex(config, logger);
   const scheduler = new CrawlScheduler({
     settings: {
       listenHost: config.listenHost,
@@ -110,6 +112,7 @@ export async function main(env: Record<string, string | undefined> = process.env
     saveJob: (submitted) => saveJob(jobPath, submitted),
     onProgress: (progress) => tell({ type: 'progress', progress: { ...progress } }),
     ...(plane ? { onFailure: plane.logFailure } : {}),
+    ...(recrawl ? { recrawl } : {}),
     onDone: (summary) => {
       logger.info(summary, 'crawl complete');
       tell({ type: 'done', summary: { ...summary } });
@@ -131,6 +134,7 @@ export async function main(env: Record<string, string | undefined> = process.env
       // Nothing new is started on a closing scheduler; its runs stay open in SQL for the next one.
       await plane?.stopServing();
       await scheduler.close();
+      recrawl?.close();
       await backend.close();
       await plane?.close();
     })());

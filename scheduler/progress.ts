@@ -3,6 +3,8 @@ import type { FrontierStats } from '../shared/ports/frontier.js';
 export interface CrawlProgress {
   done: number;
   failed: number;
+  /** Of `done`, pages a recrawl found not modified (304). */
+  notModified: number;
   ready: number;
   delayed: number;
   leased: number;
@@ -17,6 +19,8 @@ export interface CrawlSummary {
   pages: number;
   ok: number;
   failed: number;
+  /** Of `ok`, pages a recrawl found not modified (304, recorded without a body). */
+  notModified: number;
   /** Pages settled by this run (a resumed crawl counts only its own). */
   settledThisRun: number;
   durationMs: number;
@@ -47,13 +51,14 @@ export class ProgressMeter {
     while (this.window.length > 0 && (this.window[0] as { at: number }).at < now - 5000) this.window.shift();
   }
 
-  progress(stats: FrontierStats, inFlight: number): CrawlProgress {
+  progress(stats: FrontierStats, inFlight: number, notModified = 0): CrawlProgress {
     const now = this.clock();
     const recent = this.window.filter((w) => w.at >= now - 5000).reduce((sum, w) => sum + w.count, 0);
     const span = Math.min(5000, Math.max(1, now - this.startedAt));
     return {
       done: stats.done,
       failed: stats.failed,
+      notModified,
       ready: stats.ready,
       delayed: stats.delayed,
       leased: stats.leased,
@@ -63,12 +68,13 @@ export class ProgressMeter {
     };
   }
 
-  summary(stats: FrontierStats): CrawlSummary {
+  summary(stats: FrontierStats, notModified = 0): CrawlSummary {
     const durationMs = Math.max(1, this.clock() - this.startedAt);
     return {
       pages: stats.done + stats.failed,
       ok: stats.done,
       failed: stats.failed,
+      notModified,
       settledThisRun: this.settled,
       durationMs,
       pagesPerSecond: Math.round((this.settled / durationMs) * 1000 * 10) / 10,

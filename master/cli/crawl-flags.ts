@@ -66,6 +66,12 @@ export const SETTING_FLAGS: readonly SettingFlag[] = [
   },
   { key: 'sitemaps', flags: '--sitemaps', kind: 'switch' },
   {
+    key: 'conditionalRequests',
+    flags: '--no-conditional-requests',
+    kind: 'negate',
+    help: 'fetch every page in full, also when an earlier crawl of the same job kept its ETag or Last-Modified',
+  },
+  {
     key: 'render',
     flags: '--render',
     kind: 'switch',

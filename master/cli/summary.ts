@@ -5,6 +5,8 @@ export interface CrawlSummaryOutput {
   pages: number;
   ok: number;
   failed: number;
+  /** Of `ok`, pages an earlier crawl of the job already had and the server said were unchanged. */
+  notModified: number;
   settledThisRun: number;
   durationMs: number;
   pagesPerSecond: number;
@@ -19,6 +21,7 @@ function toOutput(summary: Record<string, number>, out: string, files: string[])
     pages: summary.pages ?? 0,
     ok: summary.ok ?? 0,
     failed: summary.failed ?? 0,
+    notModified: summary.notModified ?? 0,
     settledThisRun: summary.settledThisRun ?? 0,
     durationMs: summary.durationMs ?? 0,
     pagesPerSecond: summary.pagesPerSecond ?? 0,
@@ -46,7 +49,8 @@ export function formatSummary(s: CrawlSummaryOutput): string {
       : s.out;
   const resumed = s.settledThisRun < s.pages ? ` (${s.settledThisRun} in this run)` : '';
   return (
-    `Crawl complete: ${s.pages} pages${resumed}, ${s.ok} ok, ${s.failed} failed, ` +
+    `Crawl complete: ${s.pages} pages${resumed}, ${s.ok} ok` +
+    `${s.notModified > 0 ? ` (${s.notModified} not modified)` : ''}, ${s.failed} failed, ` +
     `in ${(s.durationMs / 1000).toFixed(1)} s (${s.pagesPerSecond} pages/s). ` +
     `Records: ${records}`
   );

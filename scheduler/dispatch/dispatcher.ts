@@ -1,10 +1,10 @@
 import type { Logger } from '../../shared/logger.js';
 import type { Frontier } from '../../shared/ports/frontier.js';
-import type { WireTask } from '../../shared/protocol/messages.js';
+import type { TaskValidators, WireTask } from '../../shared/protocol/messages.js';
 import type { Lease } from '../../shared/protocol/task.js';
 import type { Located } from '../../shared/protocol/why.js';
 import type { HostGate, RequestFeedback } from '../politeness/host-gate.js';
-import { FlightBook } from './flight-book.js';
+import { FlightBook, type InFlight } from './flight-book.js';
 import type { RenderPredicate } from './render-rule.js';
 import { TaskBuffer, type HostWait } from './task-buffer.js';
 import { wireTaskOf } from './wire-task.js';
@@ -70,6 +70,11 @@ export interface DispatcherOptions {
   dispatchable?: (lease: Lease) => boolean;
   /** The job of a run, sent with each task for its record (absent: the default job). */
   jobOf?: (runId: string) => string;
+  /**
+   * A recrawl's validators for a lease (the URL's last capture in its job, docs/recrawl.md); null
+   * or absent: a full fetch. Called at dispatch: it must answer synchronously and fast.
+   */
+  validatorsOf?: (lease: Lease) => TaskValidators | null;
   /** Called with every batch just before it goes to its session (per-run settings go first). */
   beforeSend?: (session: CrawlerSession, tasks: readonly WireTask[]) => void;
 }
@@ -190,7 +195,12 @@ export class Dispatcher {
 
   /** The task's outcome arrived: it is no longer in flight. Null when stale or not this session's. */
   complete(sessionId: string, taskId: string, feedback?: RequestFeedback): Lease | null {
-    return this.inFlight.end(sessionId, taskId, this.options.clock(), feedback)?.lease ?? null;
+    return this.completeFlight(sessionId, taskId, feedback)?.lease ?? null;
+  }
+
+  /** As `complete`, with what the task was sent with (its capture id). */
+  completeFlight(sessionId: string, taskId: string, feedback?: RequestFeedback): InFlight | null {
+    return this.inFlight.end(sessionId, taskId, this.options.clock(), feedback);
   }
 
   /** The crawler's request for a task went out: the host's delay runs from now. */
@@ -261,19 +271,29 @@ export class Dispatcher {
       // A second copy of a task in flight (a redelivery) takes the first one's place (FlightBook).
       const reportStart = this.options.gate.start(lease.host, now);
       session.credit -= 1;
+      const render = session.canRender === true && needsRender?.(lease) === true;
+      const validators = render ? null : (this.options.validatorsOf?.(lease) ?? null);
+      const task = wireTaskOf(lease, {
+        render,
+        reportStart,
+        jobId: this.options.jobOf?.(lease.runId) ?? DEFAULT_JOB_ID,
+        ...(validators ? { validators } : {}),
+      });
       this.inFlight.add(
-        { lease, sessionId: session.id, sentAt: now, startPending: reportStart, working: false, suspect },
+        {
+          lease,
+          sessionId: session.id,
+          sentAt: now,
+          startPending: reportStart,
+          working: false,
+          suspect,
+          ...(task.captureId ? { captureId: task.captureId } : {}),
+        },
         now,
       );
       let batch = batches.get(session);
       if (!batch) batches.set(session, (batch = []));
-      batch.push(
-        wireTaskOf(lease, {
-          render: session.canRender === true && needsRender?.(lease) === true,
-          reportStart,
-          jobId: this.options.jobOf?.(lease.runId) ?? DEFAULT_JOB_ID,
-        }),
-      );
+      batch.push(task);
     }
     for (const [session, tasks] of batches) {
       this.options.beforeSend?.(session, tasks);

@@ -11,6 +11,8 @@ export interface InFlight {
   working: boolean;
   /** A suspect (see CrashPolicy in dispatcher.ts): at most one such task per crawler at a time. */
   suspect: boolean;
+  /** The capture id the task was sent with (its record's), when known. */
+  captureId?: string;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { WireTask } from '../../shared/protocol/messages.js';
+import type { TaskValidators, WireTask } from '../../shared/protocol/messages.js';
 import type { Lease } from '../../shared/protocol/task.js';
 
 /**
@@ -8,7 +8,7 @@ import type { Lease } from '../../shared/protocol/task.js';
  */
 export function wireTaskOf(
   lease: Lease,
-  options: { render: boolean; reportStart: boolean; jobId: string },
+  options: { render: boolean; reportStart: boolean; jobId: string; validators?: TaskValidators },
 ): WireTask {
   return {
     taskId: lease.taskId,
@@ -25,6 +25,8 @@ export function wireTaskOf(
     ...(lease.kind ? { kind: lease.kind } : {}),
     ...(lease.lastmod ? { lastmod: lease.lastmod } : {}),
     ...lastErrorCodeOf(lease),
+    // A recrawl: a conditional request with the URL's last capture's validators (docs/recrawl.md).
+    ...(options.validators ? { validators: options.validators } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { RunLimit, Settlement } from '../../shared/ports/frontier.js';
 import type { SinkRecord } from '../../shared/ports/page-sink.js';
 import type { Lease, NewTask } from '../../shared/protocol/task.js';
+import type { CaptureUpdate } from '../recrawl/validators-index.js';
 
 /** A lease as the settler names it; its run, when given, is counted per run (`batchCounts`). */
 export type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'> & { runId?: string };
@@ -20,6 +21,8 @@ export interface Outcome {
   delayMs: number;
   /** Memory the outcome holds (its record and discovered URLs), for the backlog's bound in bytes. */
   bytes: number;
+  /** A page's capture for the recrawl index, written once the batch is settled (acks only). */
+  capture?: CaptureUpdate;
 }
 
 /** What one commit makes durable: records first, then one settle. */

@@ -1,7 +1,8 @@
 import type { SinkRecord } from '../../shared/ports/page-sink.js';
 
 export interface RecoveredOutcome {
-  outcome: 'ok' | 'failed';
+  /** `not-modified`: its links are those of the capture it confirmed (the recrawl index's). */
+  outcome: 'ok' | 'failed' | 'not-modified';
   follow: string[];
   error: string;
 }
@@ -30,7 +31,7 @@ export function readRecovered(records: readonly SinkRecord[]): Map<string, Recov
         : [];
       const skip = new Set(Array.isArray(page.nofollowLinks) ? page.nofollowLinks : []);
       byUrl.set(record.key, {
-        outcome: page.outcome === 'ok' ? 'ok' : 'failed',
+        outcome: page.outcome === 'ok' || page.outcome === 'not-modified' ? page.outcome : 'failed',
         follow: page.nofollow === true ? [] : links.filter((l) => !skip.has(l)),
         error: page.error ? `${String(page.error.code)}: ${String(page.error.message)}` : '',
       });

@@ -7,6 +7,7 @@ import { decideRetry, type RetryPolicyOptions } from '../retry/retry-policy.js';
 import { sitemapEntryTasks } from '../robots/sitemap-tasks.js';
 import type { HostedRun } from '../runs/hosted-run.js';
 import type { Settler } from './settler.js';
+import type { CaptureUpdate, ValidatorsIndex } from '../recrawl/validators-index.js';
 
 export interface OutcomeRouting {
   dispatcher: Dispatcher;
@@ -16,6 +17,8 @@ export interface OutcomeRouting {
   runOf: (lease: Lease) => HostedRun | undefined;
   /** Retry settings for a task whose run is not hosted. */
   fallbackRetry: RetryPolicyOptions;
+  /** The recrawl index (absent: no recrawls): a not-modified page's links are the confirmed capture's. */
+  recrawl?: Pick<ValidatorsIndex, 'lookup'>;
   logger: Logger;
 }
 
@@ -29,18 +32,19 @@ export function routeOutcome(
   sessionId: string,
   { header, record }: DecodedOutcome,
 ): void {
-  const lease = deps.dispatcher.complete(sessionId, header.taskId, {
+  const flight = deps.dispatcher.completeFlight(sessionId, header.taskId, {
     status: header.status ?? header.failure?.status ?? null,
     responseMs: header.fetchMs ?? null,
     retryAfterMs: header.failure?.retryAfterMs ?? null,
   });
+  const lease = flight?.lease;
   if (!lease) {
     deps.logger.debug({ taskId: header.taskId }, 'stale outcome ignored (task was handed back)');
     return;
   }
   const run = deps.runOf(lease);
   const sinkRecord = { key: lease.url, value: record };
-  if (header.outcome === 'ok') {
+  if (header.outcome !== 'failed') {
     // A run no longer hosted here follows no links: its outcome is kept, its crawl goes no further.
     const discovered = !run
       ? []
@@ -50,8 +54,23 @@ export function routeOutcome(
             maxDepth: run.settings.sitemapMaxDepth,
             pageLevel: run.level(0),
           })
-        : run.linkFilter(header.links, lease);
-    deps.settler.ack(lease, sinkRecord, discovered);
+        : run.linkFilter(
+            header.outcome === 'not-modified' ? confirmedLinks(deps, run.jobId, lease.url) : header.links,
+            lease,
+          );
+    const capture: CaptureUpdate | undefined =
+      run && flight.captureId !== undefined && lease.kind !== 'sitemap'
+        ? {
+            jobId: run.jobId,
+            runId: lease.runId,
+            url: lease.url,
+            kind: header.outcome,
+            captureId: flight.captureId,
+            validators: header.validators,
+            links: header.links,
+          }
+        : undefined;
+    deps.settler.ack(lease, sinkRecord, discovered, capture);
     deps.crashes.forget(lease.taskId);
     return;
   }
@@ -77,5 +96,23 @@ export function routeOutcome(
     deps.crashes.forget(lease.taskId);
   } else {
     deps.settler.retry(lease, decision.delayMs, reason);
+  }
+}
+
+/**
+ * The links of the capture a 304 confirmed: the page did not change, so neither did they, and the
+ * run goes on through them as it would have through its body (docs/recrawl.md). None when the index
+ * no longer has it (dropped at its bound): the run then follows no link of that page.
+ */
+export function confirmedLinks(
+  deps: Pick<OutcomeRouting, 'recrawl' | 'logger'>,
+  jobId: string,
+  url: string,
+): string[] {
+  try {
+    return deps.recrawl?.lookup(jobId, url)?.links ?? [];
+  } catch (err) {
+    deps.logger.warn({ err, url }, 'could not read the links of a not-modified page from the recrawl index');
+    return [];
   }
 }

@@ -15,6 +15,7 @@ import {
   type SettledLease,
 } from './outcome-batch.js';
 import type { SeenCache } from './seen-cache.js';
+import type { CaptureUpdate } from '../recrawl/validators-index.js';
 import { SETTLER_DEFAULTS, type SettlerLimits } from './settler-limits.js';
 import { StallReport } from './stall-report.js';
 import { unwritableRecord } from './unfetched-record.js';
@@ -36,6 +37,12 @@ export interface SettlerOptions extends Partial<SettlerLimits> {
    * the settler's path: it must only hand the row on (a batched writer), never wait for it.
    */
   onFailure?: (row: LogRow) => void;
+  /**
+   * The recrawl index (scheduler/recrawl): each settled batch's captures, in one synchronous write
+   * after the settle. A failure there is logged, never stalls the crawl: a URL it misses is
+   * fetched in full by the next run.
+   */
+  captures?: { record(updates: readonly CaptureUpdate[]): void };
   clock?: () => number;
 }
 
@@ -106,8 +113,9 @@ export class Settler {
     return this.backlog < this.limits.maxBacklog && this.backlogBytes < this.limits.maxBacklogBytes;
   }
 
-  ack(lease: SettledLease, record: SinkRecord, discovered: NewTask[]): void {
-    this.add('ack', lease, record, this.unseen(discovered));
+  /** `capture`: what the recrawl index learns of the page once this ack is settled. */
+  ack(lease: SettledLease, record: SinkRecord, discovered: NewTask[], capture?: CaptureUpdate): void {
+    this.add('ack', lease, record, this.unseen(discovered), '', 0, capture);
   }
 
   /** Settle a lease whose record is already durable (found by recovery after a crash). */
@@ -134,9 +142,19 @@ export class Settler {
     discovered: NewTask[],
     error = '',
     delayMs = 0,
+    capture?: CaptureUpdate,
   ): void {
     const bytes = outcomeBytes(record, discovered);
-    this.pending.push({ kind, lease, record, discovered, error, delayMs, bytes });
+    this.pending.push({
+      kind,
+      lease,
+      record,
+      discovered,
+      error,
+      delayMs,
+      bytes,
+      ...(capture ? { capture } : {}),
+    });
     this.pendingBytes += bytes;
     this.kick();
   }
@@ -219,6 +237,7 @@ export class Settler {
         this.backoffMs = 0;
         this.stalls.recovered();
         this.remember(batch, result);
+        this.recordCaptures(batch);
         this.logFailures(batch);
         this.options.onSettled(result, batchCounts(batch));
         return true;
@@ -244,6 +263,22 @@ export class Settler {
         });
         this.wakeBackoff = null;
       }
+    }
+  }
+
+  /** The batch's captures to the recrawl index (see SettlerOptions.captures). */
+  private recordCaptures(batch: Batch): void {
+    const index = this.options.captures;
+    if (!index) return;
+    const updates: CaptureUpdate[] = [];
+    for (const o of batch.outcomes) if (o.kind === 'ack' && o.capture) updates.push(o.capture);
+    try {
+      index.record(updates);
+    } catch (err) {
+      this.options.logger.warn(
+        { err, captures: updates.length },
+        'could not update the recrawl index; the next run fetches these pages in full',
+      );
     }
   }
 

@@ -27,6 +27,8 @@ export class HostedRun {
   state: HostedRunState = 'active';
   /** Frontier counters of the run, as of the last tick. */
   stats: FrontierStats = EMPTY_FRONTIER_STATS;
+  /** Pages of the run a recrawl found not modified (the recrawl index's durable count), as of the last tick. */
+  notModified = 0;
   /** Its seeds are in the frontier: finish detection may begin. */
   started = false;
   readonly meter: ProgressMeter;
@@ -125,6 +127,7 @@ export class HostedRun {
     return {
       done: s.done,
       failed: s.failed,
+      notModified: this.notModified,
       queued: s.ready + s.delayed,
       inFlight,
       pagesPerSecond: this.meter.progress(s, inFlight).pagesPerSecond,

@@ -154,6 +154,12 @@ export const CrawlSettingsSchema = z.strictObject({
   defaultCharset: defaultCharsetSchema
     .optional()
     .describe('Charset of pages that name none and are not UTF-8 (e.g. gbk); windows-1252 when unset.'),
+  conditionalRequests: z
+    .boolean()
+    .default(true)
+    .describe(
+      "On a recrawl (a later run of the same job), send the URL's last ETag and Last-Modified; a 304 is recorded as not-modified, without a body.",
+    ),
   // Retries
   retryDelayMs: int()
     .default(300_000)

@@ -83,8 +83,11 @@ export type RunState = (typeof RUN_STATES)[number];
 export const FINAL_RUN_STATES: readonly RunState[] = ['succeeded', 'failed', 'cancelled'];
 
 export interface RunCounters {
+  /** Pages settled as fetched, not-modified ones included. */
   done: number;
   failed: number;
+  /** Of `done`, the pages a recrawl's conditional request found unchanged (304, docs/recrawl.md). */
+  notModified: number;
   queued: number;
   inFlight: number;
   pagesPerSecond: number;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MAX_LINKS_PER_PAGE_LIMIT, MAX_URL_LENGTH_LIMIT } from './link-limits.js';
 import { proxyUrlSchema } from './proxy-url.js';
-import { MAX_LASTMOD_LENGTH } from './task.js';
+import { MAX_LASTMOD_LENGTH, MAX_VALIDATOR_LENGTH } from './task.js';
 
 /**
  * The scheduler⇄crawler WebSocket protocol. Control messages are JSON text frames; a page outcome
@@ -45,6 +45,19 @@ export const fetchSettingsSchema = z.object({
   sitemapMaxBytes: z.number().int().positive().optional(),
 });
 export type FetchSettings = z.infer<typeof fetchSettingsSchema>;
+
+/** What a conditional request needs: the earlier capture's ETag and Last-Modified, as it got them. */
+export const validatorsSchema = z.object({
+  etag: z.string().min(1).max(MAX_VALIDATOR_LENGTH).optional(),
+  lastModified: z.string().min(1).max(MAX_VALIDATOR_LENGTH).optional(),
+});
+export type Validators = z.infer<typeof validatorsSchema>;
+
+/** The validators a task is sent with, and the capture (with a body) they came from. */
+export const taskValidatorsSchema = validatorsSchema.extend({
+  captureId: z.string().min(1).max(100),
+});
+export type TaskValidators = z.infer<typeof taskValidatorsSchema>;
 
 // crawler → scheduler
 /** The first message of a session. The token is not in it: it went with the upgrade request. */
@@ -159,6 +172,12 @@ export const wireTaskSchema = z.object({
   jobId: z.string().min(1).max(200).optional(),
   /** A unique id of this fetch (a UUID per dispatched attempt), copied into its record. */
   captureId: z.string().min(1).max(100).optional(),
+  /**
+   * A recrawl (protocol 5): the validators of the URL's last capture in an earlier run of the job.
+   * The crawler sends them as `If-None-Match` / `If-Modified-Since`; a 304 becomes a `not-modified`
+   * outcome naming `captureId`, the capture it confirms (docs/recrawl.md). Absent: a full fetch.
+   */
+  validators: taskValidatorsSchema.optional(),
 });
 export type WireTask = z.infer<typeof wireTaskSchema>;
 
@@ -191,7 +210,8 @@ export type SitemapEntry = z.infer<typeof sitemapEntrySchema>;
 export const outcomeHeaderSchema = z.object({
   type: z.literal('outcome'),
   taskId: z.string().min(1).max(200),
-  outcome: z.enum(['ok', 'failed']),
+  /** `not-modified` (protocol 5): the task's validators got a 304; the record has no body. */
+  outcome: z.enum(['ok', 'failed', 'not-modified']),
   failure: wireFailureSchema.nullable(),
   links: z.array(z.string().max(8192)).max(100_000),
   /** HTTP status of the response (null: none arrived). Optional for older crawlers. */
@@ -200,5 +220,10 @@ export const outcomeHeaderSchema = z.object({
   fetchMs: z.number().nonnegative().optional(),
   /** A sitemap task's entries, in place of links. */
   entries: z.array(sitemapEntrySchema).max(100_000).optional(),
+  /**
+   * The response's ETag and Last-Modified (protocol 5), so the scheduler keeps them for the next
+   * run of the job without parsing the record. Absent: the response had neither.
+   */
+  validators: validatorsSchema.optional(),
 });
 export type OutcomeHeader = z.infer<typeof outcomeHeaderSchema>;

@@ -4,8 +4,10 @@ import { z } from 'zod';
  * Version tag written into every page record; bump on any incompatible change (docs/page-record.md).
  * `/2`: `links` and `nofollowLinks` may be null, moved to the blob store with `linksRef`.
  * `/3`: every record names its `jobId`, `runId` and `captureId` (many crawls share one stream).
+ * `/4`: `outcome` may be `not-modified` (a recrawl's conditional request got a 304): no body, and
+ *       `previousCaptureId` names the earlier capture whose body still holds (docs/recrawl.md).
  */
-export const PAGE_RECORD_SCHEMA = 'ackcrawl.page/3';
+export const PAGE_RECORD_SCHEMA = 'ackcrawl.page/4';
 
 /** The job of records whose crawl is not one of the master's jobs (`ackcrawl crawl`, `POST /crawl`). */
 export const DEFAULT_JOB_ID = 'default';
@@ -86,7 +88,12 @@ export const storedPageRecordSchema = z.object({
   url: z.string(),
   finalUrl: z.string().nullable(),
   status: z.number().int().nullable(),
-  outcome: z.enum(['ok', 'failed']),
+  /**
+   * `ok`: fetched; `failed`: a final failure; `not-modified` (`/4`): the server answered 304 to the
+   * validators of `previousCaptureId`, so that capture's body is still the page's (this record has
+   * none: `body` null, `bodyBytes` 0, no links).
+   */
+  outcome: z.enum(['ok', 'failed', 'not-modified']),
   error: recordErrorSchema.nullable(),
   contentType: z.string().nullable(),
   depth: z.number().int().nonnegative(),
@@ -132,6 +139,11 @@ export const storedPageRecordSchema = z.object({
   proxy: z.string().optional(),
   /** The `<lastmod>` of the sitemap entry this URL was found in (absent when there was none). */
   lastmod: z.string().optional(),
+  /**
+   * `/4`, `not-modified` records only: the capture (an earlier run of the same job, with a body)
+   * that the 304 confirmed. Its record, blobs and SQL rows carry this id.
+   */
+  previousCaptureId: z.string().optional(),
 });
 /** A page record as stored and read back: its link lists may have moved to the blob store. */
 export type StoredPageRecord = z.infer<typeof storedPageRecordSchema>;

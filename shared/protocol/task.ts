@@ -42,3 +42,6 @@ export interface Lease extends NewTask {
   attempt: number;
   lastError: string | null;
 }
+
+/** Longest ETag or Last-Modified value kept for conditional requests (longer ones are not kept). */
+export const MAX_VALIDATOR_LENGTH = 1024;

@@ -136,7 +136,7 @@ describe('sqlite sql store: adapter specifics', () => {
           jobId: 'j',
           state: 'running' as const,
           settings: {},
-          counters: { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0 },
+          counters: { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 },
           createdAt: i,
           startedAt: null,
           endedAt: null,

@@ -18,7 +18,7 @@ import {
 } from '../helpers/master-api.js';
 import { waitFor } from '../helpers/wait-for.js';
 
-const COUNTERS = { done: 7, failed: 1, queued: 30, inFlight: 2, pagesPerSecond: 3.5 };
+const COUNTERS = { done: 7, failed: 1, queued: 30, inFlight: 2, pagesPerSecond: 3.5, notModified: 0 };
 
 describe('master API: runs', () => {
   let master: TestMaster;
@@ -55,7 +55,14 @@ describe('master API: runs', () => {
     const read = (await master.call('GET', `/api/v1/runs/${run.id}`)).json;
     assert.equal(read.jobId, jobId);
     assert.equal(read.settings.maxPages, 5);
-    assert.deepEqual(read.counters, { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0 });
+    assert.deepEqual(read.counters, {
+      done: 0,
+      failed: 0,
+      queued: 0,
+      inFlight: 0,
+      pagesPerSecond: 0,
+      notModified: 0,
+    });
     assert.match(read.waiting, /no scheduler has taken/);
     await waitFor(() => master.commands.some((c) => c.type === 'start' && c.runId === run.id), {
       message: 'the start command',

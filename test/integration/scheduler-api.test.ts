@@ -37,7 +37,7 @@ describe('scheduler HTTP API (createSchedulerApp)', () => {
       runId: 'r1',
       jobId: 'j1',
       state: 'paused',
-      counters: { done: 2, failed: 0, queued: 5, inFlight: 0, pagesPerSecond: 0 },
+      counters: { done: 2, failed: 0, queued: 5, inFlight: 0, pagesPerSecond: 0, notModified: 0 },
     },
   ];
   const status: CrawlStatus = {

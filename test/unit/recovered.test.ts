@@ -21,6 +21,20 @@ describe('readRecovered', () => {
     });
   });
 
+  test('a not-modified record stays not-modified (its links come from the recrawl index), never a failure', () => {
+    const found = readRecovered([
+      rec('https://a.test/', {
+        outcome: 'not-modified',
+        links: [],
+        nofollowLinks: [],
+        nofollow: false,
+        error: null,
+        previousCaptureId: 'c1',
+      }),
+    ]);
+    assert.deepEqual(found.get('https://a.test/'), { outcome: 'not-modified', follow: [], error: '' });
+  });
+
   test('a page with meta robots nofollow follows nothing', () => {
     const found = readRecovered([
       rec('https://a.test/', {

@@ -15,7 +15,7 @@ import type { RunControl } from '../../shared/ports/run-control.js';
 import type { RunCounters, RunRow, RunState, SqlStore } from '../../shared/ports/sql-store.js';
 import { waitFor } from '../helpers/wait-for.js';
 
-const ZERO: RunCounters = { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0 };
+const ZERO: RunCounters = { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 };
 
 /**
  * A host that keeps its runs as a scheduler's registry would (state per run) and records the

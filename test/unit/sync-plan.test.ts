@@ -11,7 +11,7 @@ function row(id: string, state: RunState, extra: Partial<RunRow> = {}): RunRow {
     jobId: 'job',
     state,
     settings,
-    counters: { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0 },
+    counters: { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 },
     createdAt: 0,
     startedAt: null,
     endedAt: null,

@@ -65,6 +65,8 @@ export interface FetchRoute {
    * attempt was reset already: the server resets this URL, the socket was not stale).
    */
   resendOnStaleSocket?: boolean;
+  /** Request headers for this fetch only (a recrawl's `If-None-Match` / `If-Modified-Since`). */
+  headers?: Record<string, string>;
 }
 
 /** URLs whose server reset a request on a fresh socket, remembered by this many at most. */
@@ -138,7 +140,9 @@ export class Fetcher {
     return new Promise<FetchedPage>((resolve, reject) => {
       const stream = this.client.stream(url, {
         ...(route.agents ? { agent: { http: route.agents.http, https: route.agents.https } } : {}),
-        ...(route.userAgent ? { headers: { 'user-agent': route.userAgent } } : {}),
+        ...(route.userAgent || route.headers
+          ? { headers: { ...route.headers, ...(route.userAgent ? { 'user-agent': route.userAgent } : {}) } }
+          : {}),
       });
       const { onRequestSent } = route;
       let reusedSocket = false;

@@ -71,6 +71,7 @@ export class RoutedFetcher {
       maxBodyBytes?: number;
       truncate?: boolean;
       resendOnStaleSocket?: boolean;
+      headers?: Record<string, string>;
     } = {},
   ): Promise<RoutedPage> {
     const userAgent = this.options.userAgent();
@@ -89,6 +90,7 @@ export class RoutedFetcher {
       ...(hooks.maxBodyBytes !== undefined ? { maxBodyBytes: hooks.maxBodyBytes } : {}),
       ...(hooks.truncate ? { truncate: true } : {}),
       ...(hooks.resendOnStaleSocket === false ? { resendOnStaleSocket: false } : {}),
+      ...(hooks.headers ? { headers: hooks.headers } : {}),
     };
     const { pool, fetcher } = this.options;
     if (!pool || pool.size === 0) {

@@ -19,6 +19,8 @@ import { captureOf } from './capture.js';
 import { NOT_A_PAGE } from '../render/codes.js';
 import { isHtmlMediaType, mediaTypeOf, type MediaType } from '../../../shared/text/media-type.js';
 import { readSitemap, type SitemapLimits } from '../sitemap/read-sitemap.js';
+import { notModifiedFrame } from '../recrawl/not-modified.js';
+import { conditionalHeaders, recrawlValidators, responseValidators } from '../recrawl/validators.js';
 
 /** The soft link limits of the crawl (`FetchSettings`); the defaults apply to those not given. */
 export interface LinkLimits {
@@ -34,7 +36,12 @@ export interface ProcessContext {
   fetcher: {
     fetch(
       url: string,
-      hooks?: { onRequestSent?: () => void; maxBodyBytes?: number; resendOnStaleSocket?: boolean },
+      hooks?: {
+        onRequestSent?: () => void;
+        maxBodyBytes?: number;
+        resendOnStaleSocket?: boolean;
+        headers?: Record<string, string>;
+      },
     ): Promise<FetchedPage & { via?: FetchVia }>;
   };
   /** Renders a page in a browser; present in render-capable crawlers only. */
@@ -60,12 +67,15 @@ const RENDERED_MEDIA: MediaType = { essence: 'text/html', sniffed: false };
  * out to be a download is fetched instead.
  */
 async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage & { via?: FetchVia }> {
+  const conditional = conditionalHeaders(task);
   const hooks = {
     ...(ctx.onRequestSent ? { onRequestSent: ctx.onRequestSent } : {}),
     // A sitemap may be larger than a page: its own cap (its entries are read up to their limits).
     ...(task.kind === 'sitemap' ? { maxBodyBytes: sitemapLimitsOf(ctx).maxBytes } : {}),
     // The last attempt was reset: the server resets this URL, so one request for this attempt.
     ...(task.lastErrorCode === 'CONNECTION_RESET' ? { resendOnStaleSocket: false } : {}),
+    // A recrawl: the last capture's validators (docs/recrawl.md).
+    ...(conditional ? { headers: conditional } : {}),
   };
   if (!task.render) return ctx.fetcher.fetch(task.url, hooks);
   if (!ctx.render) {
@@ -106,6 +116,19 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     const obtained = await obtain(task, ctx);
     page = obtained;
     via = obtained.via ?? null;
+    const validators = recrawlValidators(task);
+    if (obtained.status === 304 && validators) {
+      const durationMs = clock() - started;
+      return notModifiedFrame({
+        task,
+        validators,
+        page,
+        via,
+        crawlerId: ctx.crawlerId,
+        fetchedAt,
+        durationMs,
+      });
+    }
     failure = statusFailure(obtained);
   } catch (err) {
     failure = toFetchError(err);
@@ -194,6 +217,9 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
         retryAfterMs: failure.retryAfterMs,
       }
     : null;
+  // What the next run of the job may send back (fetched pages only: see conditionalHeaders).
+  const validators =
+    page && !failure && !rendered && task.kind !== 'sitemap' ? responseValidators(page.headers) : undefined;
   const header: OutcomeHeader = {
     type: 'outcome',
     taskId: task.taskId,
@@ -204,6 +230,7 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     status: record.status,
     fetchMs: record.durationMs,
     ...(entries && !failure ? { entries } : {}),
+    ...(validators ? { validators } : {}),
   };
   if (ctx.maxFrameBytes !== undefined)
     return fitOutcomeFrame(header, record, page?.body ?? null, ctx.maxFrameBytes);

@@ -15,7 +15,7 @@ import {
 } from '../schemas/run.js';
 import { requireJob } from './jobs.js';
 
-const ZERO = { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0 };
+const ZERO = { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 };
 
 function runNotFound(id: string): AppError {
   return new AppError('RUN_NOT_FOUND', `no run ${id}`);

@@ -19,8 +19,11 @@ export const runSchema = z.object({
       'Why a queued run is not running (no scheduler has taken it, or its scheduler went quiet); null otherwise.',
     ),
   counters: z.object({
-    done: count.describe('URLs settled with a page record.'),
+    done: count.describe('URLs settled with a page record (not-modified ones included).'),
     failed: count.describe('URLs that failed for good.'),
+    notModified: count.describe(
+      "Of done, the pages a recrawl's conditional request found unchanged (304, recorded without a body).",
+    ),
     queued: count.describe('URLs waiting in the frontier.'),
     inFlight: count.describe('URLs being fetched.'),
     pagesPerSecond: z.number().min(0),

@@ -14,7 +14,15 @@ export interface RunAnswer {
   jobId: string;
   state: string;
   waiting: string | null;
-  counters: { done: number; failed: number; queued: number; inFlight: number; pagesPerSecond: number };
+  counters: {
+    done: number;
+    failed: number;
+    queued: number;
+    inFlight: number;
+    pagesPerSecond: number;
+    /** Absent from masters before recrawls. */
+    notModified?: number;
+  };
   schedulerId: string | null;
   createdAt: string;
   startedAt: string | null;
@@ -68,7 +76,7 @@ export function runDetails(run: RunAnswer): string {
   return [
     `run ${run.id} (job ${run.jobId})`,
     `state: ${run.state}${run.waiting ? ` (${run.waiting})` : ''}`,
-    `done ${c.done}, failed ${c.failed}, queued ${c.queued}, in flight ${c.inFlight}, ${c.pagesPerSecond.toFixed(1)} pages/s`,
+    `done ${c.done}${c.notModified ? ` (${c.notModified} not modified)` : ''}, failed ${c.failed}, queued ${c.queued}, in flight ${c.inFlight}, ${c.pagesPerSecond.toFixed(1)} pages/s`,
     `scheduler: ${run.schedulerId ?? '-'}`,
     `created ${when(run.createdAt)}, started ${when(run.startedAt)}, ended ${when(run.endedAt)}`,
     ...(run.error ? [`error: ${run.error}`] : []),

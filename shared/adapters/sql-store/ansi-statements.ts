@@ -54,12 +54,12 @@ const common: Statements = {
   jobUpdate: `UPDATE jobs SET ${setIf('name', 2)}, ${setIf('settings', 4)}, updated_at = $6 WHERE id = $1`,
   jobDelete: 'DELETE FROM jobs WHERE id = $1',
 
-  runInsert: `INSERT INTO runs (${RUN_COLUMNS}) VALUES (${placeholderList($, 1, 15)})`,
+  runInsert: `INSERT INTO runs (${RUN_COLUMNS}) VALUES (${placeholderList($, 1, 16)})`,
   runGet: `SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1`,
   runList,
   runTransition,
   runReport:
-    'UPDATE runs SET done = $2, failed = $3, queued = $4, in_flight = $5, pages_per_second = $6, scheduler_id = $7, heartbeat_at = $8 WHERE id = $1',
+    'UPDATE runs SET done = $2, failed = $3, queued = $4, in_flight = $5, pages_per_second = $6, scheduler_id = $7, heartbeat_at = $8, not_modified = $9 WHERE id = $1',
 
   logInsert: (rows) => `INSERT INTO logs (${LOG_INSERT_COLUMNS}) VALUES ${valuesList($, rows, 7)}`,
   logList: `SELECT ${LOG_COLUMNS} FROM logs WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3`,

@@ -258,6 +258,14 @@ function perDialect(build: (t: Types) => string[]): Record<SqlDialect, string[]>
   return { sqlite: build(TYPES.sqlite), postgres: build(TYPES.postgres), mssql: build(TYPES.mssql) };
 }
 
+/** 6: each run counts its not-modified pages (a recrawl's 304s, docs/recrawl.md). */
+const V6_NOT_MODIFIED: Record<SqlDialect, string[]> = {
+  sqlite: [`ALTER TABLE runs ADD COLUMN not_modified ${TYPES.sqlite.bigint} NOT NULL DEFAULT 0`],
+  postgres: [`ALTER TABLE runs ADD COLUMN not_modified ${TYPES.postgres.bigint} NOT NULL DEFAULT 0`],
+  // T-SQL has no COLUMN keyword here.
+  mssql: [`ALTER TABLE runs ADD not_modified ${TYPES.mssql.bigint} NOT NULL DEFAULT 0`],
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'jobs, runs, logs, results, tokens', statements: perDialect(v1) },
   // Versions 2, 3 and 6 belong to the fleet and schedules work (issue 10).
@@ -271,6 +279,7 @@ export const MIGRATIONS: readonly Migration[] = [
       mssql: v5('mssql')(TYPES.mssql),
     },
   },
+  { version: 6, description: 'runs count not-modified pages', statements: V6_NOT_MODIFIED },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

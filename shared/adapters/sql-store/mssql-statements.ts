@@ -71,12 +71,12 @@ export const MSSQL_STATEMENTS: Statements = {
   jobUpdate: `UPDATE jobs SET ${setIf('name', 2)}, ${setIf('settings', 4)}, updated_at = @v6 WHERE id = @v1`,
   jobDelete: 'DELETE FROM jobs WHERE id = @v1',
 
-  runInsert: `INSERT INTO runs (${RUN_COLUMNS}) VALUES (${placeholderList(v, 1, 15)})`,
+  runInsert: `INSERT INTO runs (${RUN_COLUMNS}) VALUES (${placeholderList(v, 1, 16)})`,
   runGet: `SELECT ${RUN_COLUMNS} FROM runs WHERE id = @v1`,
   runList,
   runTransition,
   runReport:
-    'UPDATE runs SET done = @v2, failed = @v3, queued = @v4, in_flight = @v5, pages_per_second = @v6, scheduler_id = @v7, heartbeat_at = @v8 WHERE id = @v1',
+    'UPDATE runs SET done = @v2, failed = @v3, queued = @v4, in_flight = @v5, pages_per_second = @v6, scheduler_id = @v7, heartbeat_at = @v8, not_modified = @v9 WHERE id = @v1',
 
   logInsert: (rows) => `INSERT INTO logs (${LOG_INSERT_COLUMNS}) VALUES ${valuesList(v, rows, 7)}`,
   logList: `SELECT TOP (@v3) ${LOG_COLUMNS} FROM logs WHERE run_id = @v1 AND id > @v2 ORDER BY id`,

@@ -43,6 +43,7 @@ export function toRun(r: SqlRow): RunRow {
       queued: num(r.queued),
       inFlight: num(r.in_flight),
       pagesPerSecond: num(r.pages_per_second),
+      notModified: num(r.not_modified),
     },
     createdAt: num(r.created_at),
     startedAt: numOrNull(r.started_at),

@@ -44,7 +44,7 @@ export function run(jobId: string, fields: Partial<RunRow> = {}): RunRow {
     jobId,
     state: 'queued',
     settings: { seeds: ['http://127.0.0.1/'], maxPages: 10 },
-    counters: { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0 },
+    counters: { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 },
     createdAt: 2_000,
     startedAt: null,
     endedAt: null,

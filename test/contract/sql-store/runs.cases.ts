@@ -9,7 +9,7 @@ export function runCases(define: DefineCase): void {
     const r = run(j.id, {
       id: 'r1',
       settings: { maxPages: 2, seeds: ['http://ü.example/'] },
-      counters: { done: 5, failed: 2, queued: 9, inFlight: 3, pagesPerSecond: 12.75 },
+      counters: { done: 5, failed: 2, queued: 9, inFlight: 3, pagesPerSecond: 12.75, notModified: 4 },
       createdAt: 1_700_000_000_123,
     });
     assert.deepEqual(await store.runs.create(r), r);
@@ -133,24 +133,31 @@ export function runCases(define: DefineCase): void {
         {
           id: 'a',
           schedulerId: 's1',
-          counters: { done: 10, failed: 1, queued: 4, inFlight: 2, pagesPerSecond: 3.25 },
+          counters: { done: 10, failed: 1, queued: 4, inFlight: 2, pagesPerSecond: 3.25, notModified: 6 },
           at: 500,
         },
         {
           id: 'ghost',
           schedulerId: 's1',
-          counters: { done: 1, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0 },
+          counters: { done: 1, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 },
           at: 500,
         },
         {
           id: 'b',
           schedulerId: 's2',
-          counters: { done: 7, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0 },
+          counters: { done: 7, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 },
           at: 501,
         },
       ]);
       const a = await store.runs.get('a');
-      assert.deepEqual(a?.counters, { done: 10, failed: 1, queued: 4, inFlight: 2, pagesPerSecond: 3.25 });
+      assert.deepEqual(a?.counters, {
+        done: 10,
+        failed: 1,
+        queued: 4,
+        inFlight: 2,
+        pagesPerSecond: 3.25,
+        notModified: 6,
+      });
       assert.equal(a?.schedulerId, 's1');
       assert.equal(a?.heartbeatAt, 500);
       assert.equal(a?.state, 'running');

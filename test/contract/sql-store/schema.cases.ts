@@ -114,7 +114,7 @@ export function schemaCases(define: DefineCase): void {
       jobId: j.id,
       state: 'running',
       settings: j.settings,
-      counters: { done: 3, failed: 1, queued: 2, inFlight: 1, pagesPerSecond: 1.5 },
+      counters: { done: 3, failed: 1, queued: 2, inFlight: 1, pagesPerSecond: 1.5, notModified: 0 },
       createdAt: 5,
       startedAt: 6,
       endedAt: null,

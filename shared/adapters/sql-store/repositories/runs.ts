@@ -58,6 +58,7 @@ export function runRepository(ctx: StoreContext): RunRepository {
           optionalKey('schedulerId', run.schedulerId),
           optionalWhole('heartbeatAt', run.heartbeatAt),
           optionalText(run.error),
+          whole('counters.notModified', c.notModified),
         ]);
         return { ...run, counters: { ...c }, settings: JSON.parse(settings) as unknown };
       }),
@@ -106,6 +107,7 @@ export function runRepository(ctx: StoreContext): RunRepository {
           finite('counters.pagesPerSecond', r.counters.pagesPerSecond),
           key('schedulerId', r.schedulerId),
           whole('at', r.at),
+          whole('counters.notModified', r.counters.notModified),
         ]);
         await driver.transaction(async (s) => {
           for (const params of rows) await s.run(sql.runReport, params);
