@@ -260,7 +260,7 @@ describe('alerts and Standard Webhooks, through the master API', () => {
         {
           id: runId,
           schedulerId: 's1',
-          counters: { done, failed: 0, queued: 4, inFlight: 1, pagesPerSecond: 0 },
+          counters: { done, failed: 0, queued: 4, inFlight: 1, pagesPerSecond: 0, notModified: 0 },
           at: master.clock.now(),
         },
       ]);
