@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import type { SqlStore } from '../../shared/ports/sql-store.js';
 import type { OpenSqlStoreOptions } from '../../shared/adapters/sql-store/open.js';
+import { agentCases } from './sql-store/agents.cases.js';
 import { jobCases } from './sql-store/jobs.cases.js';
 import { logAndResultCases } from './sql-store/logs-results.cases.js';
 import { runCases } from './sql-store/runs.cases.js';
@@ -84,5 +85,6 @@ export function sqlStoreContract(
     runCases(define);
     logAndResultCases(define);
     tokenCases(define);
+    agentCases(define);
   });
 }

@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import nodeSqlParser from 'node-sql-parser';
 import { MIGRATIONS } from '../../shared/adapters/sql-store/migrations.js';
 import { MSSQL_STATEMENTS, schemaLockAsTsql } from '../../shared/adapters/sql-store/mssql-statements.js';
-import { LOG_INSERT_CHUNK, MAX_STATES } from '../../shared/adapters/sql-store/statements.js';
+import {
+  LOG_INSERT_CHUNK,
+  MAX_STATES,
+  PROCESS_INSERT_CHUNK,
+} from '../../shared/adapters/sql-store/statements.js';
 
 const { Parser } = nodeSqlParser;
 const parser = new Parser();
@@ -28,6 +32,8 @@ function everyStatement(): [string, string][] {
   }
   for (let rows = 1; rows <= LOG_INSERT_CHUNK; rows += 1)
     all.push([`logInsert(${rows})`, MSSQL_STATEMENTS.logInsert(rows)]);
+  for (let rows = 1; rows <= PROCESS_INSERT_CHUNK; rows += 1)
+    all.push([`processInsert(${rows})`, MSSQL_STATEMENTS.processInsert(rows)]);
   for (let from = 1; from <= MAX_STATES; from += 1)
     all.push([`runTransition(${from})`, MSSQL_STATEMENTS.runTransition(from)]);
   for (const m of MIGRATIONS)

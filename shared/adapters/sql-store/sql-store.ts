@@ -1,5 +1,6 @@
 import { AppError, StorageError } from '../../errors.js';
 import type {
+  AgentRepository,
   JobRepository,
   LogRepository,
   MigrationReport,
@@ -13,6 +14,7 @@ import { migrate } from './migrate.js';
 import type { Migration } from './migrations.js';
 import { MIGRATIONS } from './migrations.js';
 import type { StoreContext } from './repositories/context.js';
+import { agentRepository } from './repositories/agents.js';
 import { jobRepository } from './repositories/jobs.js';
 import { logRepository } from './repositories/logs.js';
 import { resultRepository } from './repositories/results.js';
@@ -36,6 +38,7 @@ export class DriverSqlStore implements SqlStore {
   readonly logs: LogRepository;
   readonly results: ResultRepository;
   readonly tokens: TokenRepository;
+  readonly agents: AgentRepository;
   private closing: Promise<void> | null = null;
   private readonly now: () => number;
   private readonly migrations: readonly Migration[];
@@ -53,6 +56,7 @@ export class DriverSqlStore implements SqlStore {
     this.logs = logRepository(ctx);
     this.results = resultRepository(ctx);
     this.tokens = tokenRepository(ctx);
+    this.agents = agentRepository(ctx);
   }
 
   get dialect(): SqlDriver['dialect'] {
