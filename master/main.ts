@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { masterAgentToken } from '../shared/config/agent-token.js';
 import { readTokenFile } from '../shared/config/cluster-token.js';
 import { loadConfig } from '../shared/config/load.js';
 import { amqpConnector } from '../shared/config/amqp-connect.js';
@@ -18,7 +19,10 @@ import { exitOnFault } from '../shared/lifecycle/faults.js';
 import { isEntryPoint, onShutdownSignal } from '../shared/lifecycle/signals.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import type { RoleIpcMessage } from '../shared/protocol/ipc.js';
+import { createAgentNudge } from './adapters/agent-nudge.js';
 import { createSchedulerWhy } from './adapters/scheduler-why.js';
+import { hashSecret } from './api/auth/secrets.js';
+import { startLostSweeper } from './fleet/lost-sweeper.js';
 import { createMasterApp } from './api/app.js';
 import { bootstrapAdminToken } from './api/auth/bootstrap-admin.js';
 import { masterConfigSchema, type MasterConfig } from './config.js';
@@ -79,6 +83,19 @@ export async function startMaster(
       { source: admin.source, path: admin.source === 'config' ? undefined : admin.path },
       'admin token ready',
     );
+    const agentToken = masterAgentToken(config.agentToken, config.dataDir);
+    logger.info(
+      { source: agentToken.source, path: agentToken.source === 'config' ? undefined : agentToken.path },
+      'agent credential ready',
+    );
+    const sweeper = startLostSweeper({
+      agents: store.agents,
+      lostAfterMs: config.agentLostAfterMs,
+      everyMs: config.agentSweepMs,
+      now: Date.now,
+      logger,
+    });
+    closing.push(() => Promise.resolve(sweeper.close()));
     const runControl =
       config.runControl === 'rabbitmq'
         ? await openRabbitRunControl({
@@ -102,6 +119,10 @@ export async function startMaster(
       clock: { now: Date.now },
       newId: randomUUID,
       logger,
+      fleet: {
+        agentTokenHash: hashSecret(agentToken.token),
+        nudge: createAgentNudge({ agentToken: agentToken.token, ca: readTlsCa(config), logger }),
+      },
       options: {
         hosts: createHostPolicy({
           listenHost: config.masterHost,
@@ -110,6 +131,8 @@ export async function startMaster(
         }),
         staleAfterMs: config.runHeartbeatMs * config.runStaleHeartbeats,
         maxBodyBytes: config.maxBodyBytes,
+        agentLostAfterMs: config.agentLostAfterMs,
+        agentHeartbeatMs: config.agentHeartbeatMs,
       },
     });
     const server: Server = tls ? createHttpsServer(tls, app.callback()) : createHttpServer(app.callback());

@@ -45,7 +45,10 @@ function errorResponses(spec: RouteSpec): Record<string, unknown> {
       `The token lacks the ${spec.scope} scope (FORBIDDEN); also HOST_NOT_ALLOWED, CROSS_ORIGIN.`,
     );
   }
-  if (spec.lookup) out['404'] = errorResponse('No such id (JOB_NOT_FOUND, RUN_NOT_FOUND, TOKEN_NOT_FOUND).');
+  if (spec.lookup)
+    out['404'] = errorResponse(
+      'No such id (JOB_NOT_FOUND, RUN_NOT_FOUND, TOKEN_NOT_FOUND, AGENT_NOT_FOUND, AGENT_SLOT_NOT_FOUND).',
+    );
   for (const [status, code] of Object.entries(spec.errors ?? {}))
     out[status] = errorResponse(`${code}: ${codeMeaning(code)}`);
   if (spec.body) {
@@ -129,7 +132,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], version: string): Rec
       title: 'ackcrawl master API',
       version,
       description:
-        'Jobs (saved crawl definitions), their runs, and API tokens. Every route but /health and /openapi.json needs `Authorization: Bearer <token>` with a scope: read (GET routes), operate (also create and edit jobs; start, pause, resume, cancel runs), admin (everything: tokens, deleting jobs).',
+        "Jobs (saved crawl definitions), their runs, API tokens, and the fleet of host agents. Every route but /health and /openapi.json needs `Authorization: Bearer <token>` with a scope: read (GET routes), operate (also create and edit jobs; start, pause, resume, cancel runs; change agents' processes), admin (everything: tokens, deleting jobs). The `agent link` routes take the agent credential instead (scope `agent`, docs/fleet.md).",
     },
     servers: [{ url: '/' }],
     paths,
@@ -140,7 +143,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], version: string): Rec
           type: 'http',
           scheme: 'bearer',
           description:
-            'A token made by POST /api/v1/tokens, or the bootstrap admin token (<dataDir>/admin-token or ACKCRAWL_ADMIN_TOKEN).',
+            'A token made by POST /api/v1/tokens, or the bootstrap admin token (<dataDir>/admin-token or ACKCRAWL_ADMIN_TOKEN); on the agent link routes, the agent credential (ACKCRAWL_AGENT_TOKEN or <dataDir>/agent-token).',
         },
       },
     },

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** One line of /proc/<pid>/stat, the fields a benchmark needs. Linux only. */
+/** One line of /proc/<pid>/stat, the fields the agent and the benchmark need. Linux only. */
 export interface ProcStat {
   pid: number;
   ppid: number;

@@ -6,7 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Koa from 'koa';
+import { createAgentNudge } from '../../master/adapters/agent-nudge.js';
 import { createMasterApp } from '../../master/api/app.js';
+import { hashSecret } from '../../master/api/auth/secrets.js';
 import { bootstrapAdminToken } from '../../master/api/auth/bootstrap-admin.js';
 import type { SchedulerWhy } from '../../master/api/deps.js';
 import { createLocalRunControl } from '../../shared/adapters/run-control/local-run-control.js';
@@ -43,6 +45,8 @@ export interface TestMaster {
   /** Every command published, in order. */
   commands: RunCommand[];
   adminToken: string;
+  /** The agent credential the fleet routes take. */
+  agentToken: string;
   clock: { now(): number; advance(ms: number): void };
   call(method: string, path: string, options?: CallOptions): Promise<Answer>;
   /** Closes the app and the store, and opens both again on the same SQLite file. */
@@ -51,6 +55,7 @@ export interface TestMaster {
 }
 
 export const STALE_AFTER_MS = 15_000;
+export const AGENT_LOST_AFTER_MS = 10_000;
 
 /** Calls a loopback server with node's http client (it reads an answer sent before the body went out). */
 export function callServer(
@@ -111,6 +116,7 @@ export async function startTestMaster(
   let app: Koa;
   let port = 0;
   let adminToken = '';
+  const agentToken = `acka_test-${randomUUID()}`;
 
   const open = async (): Promise<void> => {
     store = await openSqlStore(dbUrl);
@@ -133,10 +139,15 @@ export async function startTestMaster(
       clock,
       newId: randomUUID,
       logger: silentLogger(),
+      fleet: {
+        agentTokenHash: hashSecret(agentToken),
+        nudge: createAgentNudge({ agentToken, logger: silentLogger() }),
+      },
       options: {
         hosts: createHostPolicy({ listenHost: '127.0.0.1', allowedHosts: [], service: 'master' }),
         staleAfterMs: STALE_AFTER_MS,
         maxBodyBytes: 64 * 1024,
+        agentLostAfterMs: AGENT_LOST_AFTER_MS,
       },
     });
     server = createServer(app.callback());
@@ -171,6 +182,7 @@ export async function startTestMaster(
     get adminToken() {
       return adminToken;
     },
+    agentToken,
     clock,
     call: (method, path, callOptions = {}) =>
       callServer(port, method, path, { token: adminToken, ...callOptions }),
