@@ -43,7 +43,10 @@ function readEntries(path: string): Entry[] {
   }
 }
 
-const alive = (e: Entry): boolean => readProcStat(e.pid)?.startTicks === e.startTicks;
+const alive = (e: Entry): boolean => {
+  const stat = readProcStat(e.pid);
+  return stat !== undefined && stat.startTicks === e.startTicks && stat.state !== 'Z';
+};
 
 /**
  * After the agent's own restart: the crawlers of its previous life that are still running (same
@@ -58,7 +61,8 @@ export async function cleanOrphans(path: string, graceMs: number, logger: Logger
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline && orphans.some(alive)) await new Promise((r) => setTimeout(r, 100));
   for (const o of orphans.filter(alive)) signal(o.pid, 'SIGKILL');
-  while (orphans.some(alive)) await new Promise((r) => setTimeout(r, 50));
+  const killDeadline = Date.now() + graceMs;
+  while (Date.now() < killDeadline && orphans.some(alive)) await new Promise((r) => setTimeout(r, 50));
   return orphans.map((o) => o.pid);
 }
 

@@ -23,15 +23,17 @@ export class AgentStats {
     this.stats.errors += 1;
   }
 
-  start(send: ((message: unknown) => boolean) | undefined = process.send?.bind(process)): void {
-    if (!send) return;
+  start(): void {
+    if (!process.send) return;
     process.channel?.unref();
     const tell = (): void => {
+      if (!process.connected) return;
       try {
-        // Not a callback: a gone agent's channel only drops it (the crawler stops on its own then).
-        send({ type: 'crawler-stats', ...this.stats });
+        // With a callback, a failed write is handed to it rather than thrown as an 'error' event:
+        // a gone agent only drops the message (the crawler notices it is orphaned on its own).
+        process.send?.({ type: 'crawler-stats', ...this.stats }, undefined, {}, () => undefined);
       } catch {
-        // the channel closed
+        // the channel closed between the check and the send
       }
     };
     tell();

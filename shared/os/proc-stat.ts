@@ -5,6 +5,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 export interface ProcStat {
   pid: number;
   ppid: number;
+  /** R, S, D, T (stopped), Z (a zombie: exited, not yet reaped), … */
+  state: string;
   /** Start time in clock ticks since boot: with pid, it names a process even if the pid is reused. */
   startTicks: number;
   /** utime + stime of the process itself, in clock ticks. */
@@ -40,6 +42,7 @@ export function readProcStat(pid: number | 'self'): ProcStat | undefined {
   return {
     pid: Number(text.slice(0, text.indexOf(' '))),
     ppid: field(4),
+    state: fields[0] ?? '',
     startTicks: field(22),
     cpuTicks: field(14) + field(15),
     reapedChildTicks: field(16) + field(17),
