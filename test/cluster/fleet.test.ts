@@ -80,11 +80,18 @@ describe('fleet: agents and crawler processes through the master', () => {
   };
   const running = (a: AgentBody): ProcessBody[] => a.processes.filter((p) => p.state === 'running');
   const untilAgent = (id: string, what: string, ok: (a: AgentBody) => boolean, timeoutMs = 30_000) =>
-    waitFor(async () => ok(await agent(id)), {
-      timeoutMs,
-      intervalMs: 200,
-      message: `${id}: ${what} (${agents.get(id)?.stderr.slice(-2_000) ?? ''})`,
-    });
+    waitFor(
+      async () => {
+        // Not registered yet: 404, and the wait goes on.
+        const answer = await api<AgentBody>('GET', `/agents/${id}`);
+        return answer.status === 200 && ok(answer.body);
+      },
+      {
+        timeoutMs,
+        intervalMs: 200,
+        message: `${id}: ${what} (${agents.get(id)?.stderr.slice(-2_000) ?? ''})`,
+      },
+    );
 
   before(async () => {
     db = await scratchPostgres();
