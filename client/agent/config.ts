@@ -13,9 +13,14 @@ export const agentConfigSchema = z
     processes: field.int(0).default(2),
     /** Render-capable crawler processes (ACKCRAWL_CAN_RENDER) kept running besides `processes`. */
     renderProcesses: field.int(0).default(0),
-    /** This many crashes of one slot within crashLoopWindowMs make a crash loop: no more restarts. */
+    /**
+     * This many failed starts of one slot within crashLoopWindowMs make a crash loop: no more
+     * restarts. A failed start: an exit before the crawler reported running, or within
+     * crashLoopMinUptimeMs of its start; a crawler killed while it works is always restarted.
+     */
     crashLoopCrashes: field.int(1).default(5),
     crashLoopWindowMs: field.int(1000).default(60_000),
+    crashLoopMinUptimeMs: field.int(0).default(1_000),
     /** First pause before restarting a crashed crawler, doubled per recent crash (up to 10 s). */
     restartBackoffMs: field.int(0).default(500),
     /**

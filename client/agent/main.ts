@@ -70,6 +70,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     stopTimeoutMs,
     crashLoopCrashes: config.crashLoopCrashes,
     crashLoopWindowMs: config.crashLoopWindowMs,
+    crashLoopMinUptimeMs: config.crashLoopMinUptimeMs,
     restartBackoffMs: config.restartBackoffMs,
     renderProcesses: config.renderProcesses,
     onChange: recordPids,

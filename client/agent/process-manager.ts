@@ -18,9 +18,15 @@ export interface ProcessManagerOptions {
   logger: Logger;
   /** SIGTERM (the crawler drains), then SIGKILL after this. */
   stopTimeoutMs: number;
-  /** This many crashes of one slot within `crashLoopWindowMs`: the slot is a crash loop, not restarted. */
+  /**
+   * This many failed starts of one slot within `crashLoopWindowMs` make it a crash loop, no longer
+   * restarted. A failed start is an exit before the process reported running, or within
+   * `crashLoopMinUptimeMs` of its start (as supervisord's startsecs): a crawler killed while it
+   * works (kill -9, the OOM killer) is restarted with backoff however often.
+   */
   crashLoopCrashes: number;
   crashLoopWindowMs: number;
+  crashLoopMinUptimeMs?: number;
   /** First pause before a restart, doubled for each recent crash, up to 10 s. */
   restartBackoffMs: number;
   /** Render-capable processes kept besides the counted ones (not scaled by the master). */
@@ -31,6 +37,7 @@ export interface ProcessManagerOptions {
 }
 
 const MAX_BACKOFF_MS = 10_000;
+const DEFAULT_MIN_UPTIME_MS = 1_000;
 
 interface Slot {
   slot: number;
@@ -40,6 +47,8 @@ interface Slot {
   startedAt: number | null;
   restarts: number;
   crashes: CrashHistory;
+  /** Every exit (for the backoff). */
+  exits: CrashHistory;
   timer: NodeJS.Timeout | null;
   /** Counters of the slot's earlier processes, and of the current one (its own, from IPC). */
   before: CrawlerStats;
@@ -165,6 +174,7 @@ export class ProcessManager {
         startedAt: null,
         restarts: 0,
         crashes: new CrashHistory(this.options.crashLoopCrashes, this.options.crashLoopWindowMs),
+        exits: new CrashHistory(Number.MAX_SAFE_INTEGER, this.options.crashLoopWindowMs),
         timer: null,
         before: { ...ZERO },
         current: { ...ZERO },
@@ -202,6 +212,10 @@ export class ProcessManager {
 
   private onExit(slot: Slot, child: ChildProcess, code: number | null, signal: string | null): void {
     if (slot.child !== child) return;
+    const now = this.now();
+    const failedStart =
+      slot.state !== 'running' ||
+      now - (slot.startedAt ?? now) < (this.options.crashLoopMinUptimeMs ?? DEFAULT_MIN_UPTIME_MS);
     slot.child = null;
     slot.before = {
       inFlight: 0,
@@ -215,12 +229,13 @@ export class ProcessManager {
       return;
     }
     slot.restarts += 1;
-    const recent = slot.crashes.add(this.now());
-    if (slot.crashes.looping(this.now())) {
+    const recent = slot.exits.add(now);
+    if (failedStart) slot.crashes.add(now);
+    if (failedStart && slot.crashes.looping(now)) {
       slot.state = 'crash-loop';
       slot.wanted = false;
       this.options.logger.error(
-        { slot: slot.slot, code, signal, crashes: recent },
+        { slot: slot.slot, code, signal, exits: recent },
         'crawler keeps crashing: a crash loop; not restarted until a restart is asked',
       );
       return;
@@ -272,6 +287,7 @@ export class ProcessManager {
 
   private async restartSlot(slot: Slot): Promise<void> {
     slot.crashes.clear();
+    slot.exits.clear();
     if (slot.state === 'crash-loop') slot.state = 'stopped';
     await this.stopSlot(slot);
     slot.wanted = true;

@@ -141,6 +141,21 @@ describe('ProcessManager: reconcile to the desired state', () => {
     await waitFor(() => spawned.length === 4 && state(0) === 'starting', { message: 'restarted' });
   });
 
+  it('a crawler killed while it works is restarted however often: never a crash loop', async () => {
+    const { m, live, state } = manager({ crashes: 2 });
+    m.reconcile(desired({ desiredProcesses: 1 }));
+    for (let i = 0; i < 4; i += 1) {
+      await waitFor(() => live(0) !== undefined, { message: `start ${i}` });
+      live(0)?.ready();
+      await new Promise((r) => setTimeout(r, 1_050));
+      live(0)?.exit(null, 'SIGKILL');
+    }
+    await waitFor(() => live(0) !== undefined, { message: 'restarted again' });
+    assert.equal(state(0), 'starting');
+    assert.equal(m.report()[0]?.restarts, 4);
+    await m.stop();
+  });
+
   it('drain stops every slot, render ones too; a count brings them back; SIGKILL after the deadline', async () => {
     const { m, spawned, live, state } = manager({ render: 1, drains: false, stopTimeoutMs: 30 });
     m.reconcile(desired());
