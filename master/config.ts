@@ -20,6 +20,16 @@ export const masterConfigSchema = z
     ...sqlSettingsSchema.shape,
     /** The bootstrap admin token; absent: the one in <dataDir>/admin-token, created at first start. */
     adminToken: z.string().min(16).optional(),
+    /**
+     * The agent credential host agents present (and the master presents to them); absent: the one
+     * in <dataDir>/agent-token, created at first start (docs/fleet.md).
+     */
+    agentToken: z.string().min(16).optional(),
+    /** An agent not heard from for this long is `lost` (with its processes); at most 20 s. */
+    agentLostAfterMs: field.int(1000).max(20_000).default(10_000),
+    /** How often agents are told to send heartbeats, and how often the master sweeps for lost ones. */
+    agentHeartbeatMs: field.int(100).default(2_000),
+    agentSweepMs: field.int(100).default(1_000),
     /** How commands reach schedulers: a RabbitMQ fanout exchange, or nowhere but this process. */
     runControl: z.enum(['rabbitmq', 'local']).default('rabbitmq'),
     amqpUrl: z

@@ -4,6 +4,7 @@ import type { ChannelModel } from 'amqplib';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { masterAgentToken } from '../shared/config/agent-token.js';
 import { readTokenFile } from '../shared/config/cluster-token.js';
 import { loadConfig } from '../shared/config/load.js';
 import { amqpConnector } from '../shared/config/amqp-connect.js';
@@ -19,8 +20,12 @@ import { exitOnFault } from '../shared/lifecycle/faults.js';
 import { isEntryPoint, onShutdownSignal } from '../shared/lifecycle/signals.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import type { RoleIpcMessage } from '../shared/protocol/ipc.js';
+import { createAgentNudge } from './adapters/agent-nudge.js';
 import { createSchedulerWhy } from './adapters/scheduler-why.js';
 import { startAlerting } from './alerts/alerting.js';
+import { fleetFacts } from './alerts/fleet-facts.js';
+import { hashSecret } from './api/auth/secrets.js';
+import { startLostSweeper } from './fleet/lost-sweeper.js';
 import { createMasterApp } from './api/app.js';
 import { bootstrapAdminToken } from './api/auth/bootstrap-admin.js';
 import { masterConfigSchema, type MasterConfig } from './config.js';
@@ -81,6 +86,19 @@ export async function startMaster(
       { source: admin.source, path: admin.source === 'config' ? undefined : admin.path },
       'admin token ready',
     );
+    const agentToken = masterAgentToken(config.agentToken, config.dataDir);
+    logger.info(
+      { source: agentToken.source, path: agentToken.source === 'config' ? undefined : agentToken.path },
+      'agent credential ready',
+    );
+    const sweeper = startLostSweeper({
+      agents: store.agents,
+      lostAfterMs: config.agentLostAfterMs,
+      everyMs: config.agentSweepMs,
+      now: Date.now,
+      logger,
+    });
+    closing.push(() => Promise.resolve(sweeper.close()));
     const runControl =
       config.runControl === 'rabbitmq'
         ? await openRabbitRunControl({
@@ -106,6 +124,10 @@ export async function startMaster(
       clock: { now: Date.now },
       newId: randomUUID,
       logger,
+      fleet: {
+        agentTokenHash: hashSecret(agentToken.token),
+        nudge: createAgentNudge({ agentToken: agentToken.token, ca: readTlsCa(config), logger }),
+      },
       options: {
         hosts: createHostPolicy({
           listenHost: config.masterHost,
@@ -114,6 +136,8 @@ export async function startMaster(
         }),
         staleAfterMs: config.runHeartbeatMs * config.runStaleHeartbeats,
         maxBodyBytes: config.maxBodyBytes,
+        agentLostAfterMs: config.agentLostAfterMs,
+        agentHeartbeatMs: config.agentHeartbeatMs,
       },
       alerting: alerting.api,
     });
@@ -198,6 +222,7 @@ async function openAlerting(
       maxMs: config.webhookRetryMaxMs,
       maxAttempts: config.webhookMaxAttempts,
     },
+    ...fleetFacts(store.agents),
     ...(amqp ? { amqp } : {}),
     ...(noAmqpReason ? { noAmqpReason } : {}),
   });

@@ -1,46 +1,173 @@
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { agentCredential } from '../../shared/config/agent-token.js';
 import { clientToken } from '../../shared/config/cluster-token.js';
 import { loadConfig } from '../../shared/config/load.js';
+import { readTlsCa, readTlsServerOptions } from '../../shared/config/tls.js';
 import { ConfigError } from '../../shared/errors.js';
-import { createLogger } from '../../shared/logger.js';
+import { answerClientErrors } from '../../shared/http/client-errors.js';
+import { createHostPolicy } from '../../shared/http/request-guards.js';
+import { createLogger, type Logger } from '../../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../../shared/lifecycle/signals.js';
 import { exitOnFault } from '../../shared/lifecycle/faults.js';
-import { agentConfigSchema, killAfterMs } from './config.js';
-import { nodeSpawner, ProcessManager } from './process-manager.js';
+import type { DesiredState } from '../../shared/protocol/agent.js';
+import { createAgentApp } from './app.js';
+import { agentConfigSchema, killAfterMs, type AgentConfig } from './config.js';
+import { hostFacts } from './host-facts.js';
+import { MasterLink } from './master-link.js';
+import { cleanOrphans, pidFilePath, writePids } from './pid-file.js';
+import { ProcessManager } from './process-manager.js';
+import { processReports } from './process-report.js';
+import { nodeSpawner } from './spawner.js';
 
 const CRAWLER_SCRIPT = fileURLToPath(new URL('../crawler/main.js', import.meta.url));
 
-/** Composition root of the per-host agent: keeps this host's crawler processes running. */
+/** What an orphaned crawler of a previous agent gets after SIGTERM before SIGKILL. */
+const ORPHAN_GRACE_MS = 2_000;
+
+/** How long a starting agent waits for the master's first answer before it runs its own count. */
+const MASTER_WAIT_MS = 10_000;
+
+/**
+ * Composition root of the per-host agent: keeps this host's crawler processes running and, with
+ * ACKCRAWL_MASTER_URL, serves its API, registers with the master and reconciles with the
+ * desired state each heartbeat answers with.
+ */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(agentConfigSchema, env);
   // Crawlers without a token would only be refused: say what to set now, not once per crawler.
   clientToken(config.token, config.dataDir);
+  const agentToken =
+    config.masterUrl === undefined ? null : agentCredential(config.agentToken, config.dataDir);
   const logger = createLogger({ name: 'agent', level: config.logLevel });
+  exitOnFault(logger);
+  const agentId = config.agentId ?? `${hostname().replace(/[^A-Za-z0-9._-]/g, '-')}-${config.agentPort}`;
+  const pidFile = pidFilePath(config.dataDir, agentId);
+  const cleaned = await cleanOrphans(pidFile, ORPHAN_GRACE_MS, logger);
+  if (cleaned.length > 0) logger.info({ pids: cleaned }, 'orphaned crawlers of a previous agent stopped');
   // A token from the token file is read by each crawler as it starts, so a new one is picked up.
   const crawlerEnv: NodeJS.ProcessEnv = {
     ...env,
     ACKCRAWL_DATA_DIR: resolve(config.dataDir),
     ...(config.token ? { ACKCRAWL_TOKEN: config.token } : {}),
   };
-  exitOnFault(logger);
   const stopTimeoutMs = killAfterMs(config);
-  const manager = new ProcessManager({
-    // Slots past `processes` are the render-capable ones.
-    spawn: nodeSpawner(
-      CRAWLER_SCRIPT,
-      crawlerEnv,
-      `${hostname()}-${process.pid}`,
-      (slot) => slot >= config.processes,
-    ),
+  let manager: ProcessManager | null = null;
+  const recordPids = (): void => {
+    try {
+      if (manager) writePids(pidFile, manager.pids());
+    } catch (err) {
+      logger.warn({ err, pidFile }, 'could not record crawler pids');
+    }
+  };
+  manager = new ProcessManager({
+    spawn: nodeSpawner(CRAWLER_SCRIPT, crawlerEnv, `${hostname()}-${process.pid}`),
     logger,
     stopTimeoutMs,
-    maxRestartsPerMinute: config.maxRestartsPerMinute,
+    crashLoopCrashes: config.crashLoopCrashes,
+    crashLoopWindowMs: config.crashLoopWindowMs,
+    crashLoopMinUptimeMs: config.crashLoopMinUptimeMs,
+    restartBackoffMs: config.restartBackoffMs,
+    renderProcesses: config.renderProcesses,
+    onChange: recordPids,
   });
-  onShutdownSignal(logger, () => manager.stop(), stopTimeoutMs + 5_000);
-  manager.scale(config.processes + config.renderProcesses);
-  logger.info({ processes: config.processes, renderProcesses: config.renderProcesses }, 'agent running');
+  const processes = manager;
+  if (config.masterUrl === undefined || agentToken === null) {
+    onShutdownSignal(logger, () => processes.stop(), stopTimeoutMs + 5_000);
+    processes.scale(config.processes);
+    logger.info({ processes: config.processes, renderProcesses: config.renderProcesses }, 'agent running');
+    return;
+  }
+  await runWithMaster(config, { agentId, agentToken, manager: processes, logger, stopTimeoutMs });
+}
+
+async function runWithMaster(
+  config: Readonly<AgentConfig>,
+  deps: {
+    agentId: string;
+    agentToken: string;
+    manager: ProcessManager;
+    logger: Logger;
+    stopTimeoutMs: number;
+  },
+): Promise<void> {
+  const { agentId, agentToken, manager, logger } = deps;
+  const masterUrl = config.masterUrl as string;
+  let desired: DesiredState | null = null;
+  let link: MasterLink | null = null;
+  const app = createAgentApp({
+    agentId,
+    token: agentToken,
+    hosts: createHostPolicy({ listenHost: config.agentHost, allowedHosts: [], service: 'agent' }),
+    logger,
+    processes: () => processReports(manager),
+    desired: () => desired,
+    sync: () => link?.sync(),
+  });
+  const tls = readTlsServerOptions(config);
+  const server: Server = tls ? createHttpsServer(tls, app.callback()) : createHttpServer(app.callback());
+  answerClientErrors(server);
+  await new Promise<void>((done, fail) => {
+    server.once('error', fail);
+    server.listen(config.agentPort, config.agentHost, () => {
+      server.off('error', fail);
+      done();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.agentHost.includes(':') ? `[${config.agentHost}]` : config.agentHost;
+  const url = config.agentUrl ?? `${tls ? 'https' : 'http'}://${host}:${port}`;
+  link = new MasterLink({
+    masterUrl,
+    token: agentToken,
+    ca: readTlsCa(config),
+    agentId,
+    heartbeatMs: config.agentHeartbeatMs,
+    registration: () => ({
+      name: config.agentName ?? agentId,
+      hostname: hostname().slice(0, 200),
+      url,
+      facts: hostFacts(config.dataDir),
+      processes: config.processes,
+    }),
+    heartbeat: () => ({ facts: hostFacts(config.dataDir), processes: processReports(manager) }),
+    onDesired: (next) => {
+      desired = next;
+      manager.reconcile(next);
+    },
+    logger,
+  });
+  const running = link;
+  onShutdownSignal(
+    logger,
+    async () => {
+      // Heartbeats go on while the crawlers drain, so the master sees them stopping.
+      await manager.stop();
+      await running.close();
+      await new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections();
+      });
+    },
+    deps.stopTimeoutMs + 5_000,
+  );
+  // The master's answer says how many processes run; if it does not answer soon, the configured
+  // count runs meanwhile and is reconciled once it does.
+  running.start();
+  setTimeout(() => {
+    if (desired === null) {
+      logger.warn(
+        { processes: config.processes },
+        'the master has not answered; running the configured processes',
+      );
+      manager.scale(config.processes);
+    }
+  }, MASTER_WAIT_MS).unref();
+  logger.info({ agentId, url, masterUrl }, 'agent running; registering with the master');
 }
 
 if (isEntryPoint(import.meta.url)) {

@@ -8,6 +8,7 @@ import { RENDER_CAPABILITY } from '../../shared/protocol/render-rules.js';
 import { createLogger } from '../../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../../shared/lifecycle/signals.js';
 import { exitOnFault } from '../../shared/lifecycle/faults.js';
+import { AgentStats } from './agent-stats.js';
 import { failureOutcome } from './page/failure-outcome.js';
 import { fetchRobots, robotsFailure } from './robots/fetch-robots.js';
 import { crawlerConfigSchema, type CrawlerConfig } from './config.js';
@@ -29,6 +30,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   exitOnFault(logger);
   const fetcherFor = createFetcherFactory({ maxSockets: config.concurrency * 2, logger });
   const renderer = config.canRender ? await createRenderer(config, logger) : null;
+  const stats = new AgentStats();
   const client = new SchedulerClient({
     url: config.schedulerUrl,
     token,
@@ -40,23 +42,28 @@ export async function main(env: Record<string, string | undefined> = process.env
     ...(renderer ? { capabilities: [RENDER_CAPABILITY] } : {}),
     logger,
     work: (task, settings, started) =>
-      task.kind === 'robots'
-        ? fetchRobots(task, fetcherFor(settings))
-        : processTask(task, {
-            fetcher: fetcherFor(settings),
-            ...(renderer ? { render: (url: string) => renderer.render(url, settings) } : {}),
-            crawlerId: config.crawlerId,
-            maxFrameBytes: outcomeFrameLimit(settings),
-            linkLimits: { maxUrlLength: settings.maxUrlLength, maxLinksPerPage: settings.maxLinksPerPage },
-            defaultCharset: settings.defaultCharset,
-            ...(task.reportStart ? { onRequestSent: started } : {}),
-            sitemap: {
-              maxUrls: settings.sitemapMaxUrls ?? DEFAULT_SITEMAP_LIMITS.maxUrls,
-              maxBytes: settings.sitemapMaxBytes ?? DEFAULT_SITEMAP_LIMITS.maxBytes,
-            },
-          }),
-    failed: (task, err) =>
-      task.kind === 'robots' ? robotsFailure(task, err) : failureOutcome(task, err, config.crawlerId),
+      stats.track<Buffer | string>(() =>
+        task.kind === 'robots'
+          ? fetchRobots(task, fetcherFor(settings))
+          : processTask(task, {
+              onFailure: () => stats.failed(),
+              fetcher: fetcherFor(settings),
+              ...(renderer ? { render: (url: string) => renderer.render(url, settings) } : {}),
+              crawlerId: config.crawlerId,
+              maxFrameBytes: outcomeFrameLimit(settings),
+              linkLimits: { maxUrlLength: settings.maxUrlLength, maxLinksPerPage: settings.maxLinksPerPage },
+              defaultCharset: settings.defaultCharset,
+              ...(task.reportStart ? { onRequestSent: started } : {}),
+              sitemap: {
+                maxUrls: settings.sitemapMaxUrls ?? DEFAULT_SITEMAP_LIMITS.maxUrls,
+                maxBytes: settings.sitemapMaxBytes ?? DEFAULT_SITEMAP_LIMITS.maxBytes,
+              },
+            }),
+      ),
+    failed: (task, err) => {
+      stats.failed();
+      return task.kind === 'robots' ? robotsFailure(task, err) : failureOutcome(task, err, config.crawlerId);
+    },
     onFatal: (code, message) => {
       logger.fatal({ code, message }, 'refused by the scheduler; exiting');
       process.exit(3);
@@ -64,6 +71,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   });
   const close = async (): Promise<void> => {
     await client.close(config.drainTimeoutMs);
+    stats.close();
     await renderer?.close();
   };
   // The drain's own deadline, then up to 2 s to say bye and close, and the browser's close.
@@ -80,6 +88,7 @@ export async function main(env: Record<string, string | undefined> = process.env
     }
   }, 1000).unref();
   client.start();
+  stats.start();
 }
 
 /** Loaded only in render crawlers: a static crawler never loads playwright-core. */

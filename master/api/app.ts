@@ -3,12 +3,15 @@ import Koa, { type Context } from 'koa';
 import { errorResponses } from '../../shared/http/error-responses.js';
 import { readJsonBody } from '../../shared/http/json-body.js';
 import { requestGuards } from '../../shared/http/request-guards.js';
+import { requireAgent } from './auth/agent-auth.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import type { MasterAppDeps } from './deps.js';
 import { API_PREFIX, buildOpenApi } from './openapi.js';
 import { route, type RouteSpec } from './route-spec.js';
 import { alertRuleRoutes } from './routes/alert-rules.js';
 import { alertRoutes } from './routes/alerts.js';
+import { agentLinkRoutes } from './routes/agent-link.js';
+import { agentRoutes } from './routes/agents.js';
 import { healthRoute } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { runRoutes } from './routes/runs.js';
@@ -28,6 +31,8 @@ export function masterRoutes(deps: MasterAppDeps): RouteSpec[] {
     ...alertRuleRoutes(deps),
     ...alertRoutes(deps),
     ...webhookRoutes(deps),
+    ...agentRoutes(deps),
+    ...agentLinkRoutes(deps),
   ];
   let document: Record<string, unknown> | null = null;
   routes.push(
@@ -70,7 +75,9 @@ export function createMasterApp(deps: MasterAppDeps): Koa {
   for (const spec of masterRoutes(deps)) {
     router[spec.method](spec.path, async (ctx: Context & { params: Record<string, string> }) => {
       // Credentials first: nothing of a body is read for a caller who may not send it.
-      const caller = spec.scope === null ? null : await auth.require(ctx, spec.scope);
+      let caller = null;
+      if (spec.scope === 'agent') requireAgent(ctx, deps.fleet?.agentTokenHash);
+      else if (spec.scope !== null) caller = await auth.require(ctx, spec.scope);
       const params = spec.params ? parseInput(spec.params, { ...ctx.params }, 'path') : {};
       const query = spec.query ? parseInput(spec.query, { ...ctx.query }, 'query') : {};
       const body = spec.body

@@ -19,6 +19,21 @@ export interface MasterApiOptions {
   staleAfterMs: number;
   /** Largest request body read (413 above). */
   maxBodyBytes: number;
+  /** An agent not heard from for longer is shown `lost` (default 10 s; docs/fleet.md). */
+  agentLostAfterMs?: number;
+  /** How often agents are asked to send a heartbeat (default 2 s). */
+  agentHeartbeatMs?: number;
+}
+
+/** The fleet's side of the master: the agent credential and a way to tell an agent to look now. */
+export interface FleetDeps {
+  /** SHA-256 (hex) of the agent credential; agents' routes refuse every caller without it. */
+  agentTokenHash: string;
+  /**
+   * Asks the agent at `url` to send a heartbeat now, so that a change takes effect at once rather
+   * than at its next heartbeat. Best effort: a failure is only logged (the heartbeat carries it).
+   */
+  nudge(url: string): void;
 }
 
 /** Everything the master's API uses, passed in so that tests drive it (no listen(), no env). */
@@ -30,6 +45,8 @@ export interface MasterAppDeps {
   newId: () => string;
   logger: Logger;
   options: MasterApiOptions;
+  /** Absent: the agents' routes answer 401 (no agent credential is set up). */
+  fleet?: FleetDeps;
   alerting: AlertingDeps;
 }
 

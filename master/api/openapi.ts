@@ -47,7 +47,7 @@ function errorResponses(spec: RouteSpec): Record<string, unknown> {
   }
   if (spec.lookup)
     out['404'] = errorResponse(
-      'No such id (JOB_NOT_FOUND, RUN_NOT_FOUND, TOKEN_NOT_FOUND, ALERT_RULE_NOT_FOUND, ALERT_NOT_FOUND, WEBHOOK_NOT_FOUND).',
+      'No such id (JOB_NOT_FOUND, RUN_NOT_FOUND, TOKEN_NOT_FOUND, ALERT_RULE_NOT_FOUND, ALERT_NOT_FOUND, WEBHOOK_NOT_FOUND, AGENT_NOT_FOUND, AGENT_SLOT_NOT_FOUND).',
     );
   for (const [status, code] of Object.entries(spec.errors ?? {}))
     out[status] = errorResponse(`${code}: ${codeMeaning(code)}`);
@@ -132,7 +132,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], version: string): Rec
       title: 'ackcrawl master API',
       version,
       description:
-        'Jobs (saved crawl definitions), their runs, API tokens, alert rules, alerts and webhook endpoints (docs/alerts.md). Every route but /health and /openapi.json needs `Authorization: Bearer <token>` with a scope: read (GET routes), operate (also create and edit jobs; start, pause, resume, cancel runs), admin (everything: tokens, deleting jobs, webhook endpoints). Alert rules take operate.',
+        "Jobs (saved crawl definitions), their runs, API tokens, alert rules, alerts and webhook endpoints (docs/alerts.md), and the fleet of host agents (docs/fleet.md). Every route but /health and /openapi.json needs `Authorization: Bearer <token>` with a scope: read (GET routes), operate (also create and edit jobs; start, pause, resume, cancel runs; edit alert rules; change agents' processes), admin (everything: tokens, deleting jobs, webhook endpoints). The `agent link` routes take the agent credential instead (scope `agent`, docs/fleet.md).",
     },
     servers: [{ url: '/' }],
     paths,
@@ -143,7 +143,7 @@ export function buildOpenApi(routes: readonly RouteSpec[], version: string): Rec
           type: 'http',
           scheme: 'bearer',
           description:
-            'A token made by POST /api/v1/tokens, or the bootstrap admin token (<dataDir>/admin-token or ACKCRAWL_ADMIN_TOKEN).',
+            'A token made by POST /api/v1/tokens, or the bootstrap admin token (<dataDir>/admin-token or ACKCRAWL_ADMIN_TOKEN); on the agent link routes, the agent credential (ACKCRAWL_AGENT_TOKEN or <dataDir>/agent-token).',
         },
       },
     },

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { TokenRow, TokenScope } from '../../shared/ports/sql-store.js';
 
-export type Method = 'get' | 'post' | 'patch' | 'delete';
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface ResponseSpec {
   description: string;
@@ -15,7 +15,7 @@ export interface RouteInput<P, Q, B> {
   params: P;
   query: Q;
   body: B;
-  /** The caller's token; null on open routes. */
+  /** The caller's token; null on open routes and on the agents' own routes. */
   caller: TokenRow | null;
   ctx: Context;
 }
@@ -40,8 +40,11 @@ export interface RouteSpec<
   operationId: string;
   summary: string;
   tag: string;
-  /** The scope a token needs; null: open (health, the OpenAPI document). */
-  scope: TokenScope | null;
+  /**
+   * The scope a person's token needs; `agent`: the agent credential (routes host agents call,
+   * docs/fleet.md); null: open (health, the OpenAPI document).
+   */
+  scope: TokenScope | 'agent' | null;
   params?: P;
   query?: Q;
   body?: B;

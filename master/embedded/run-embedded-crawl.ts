@@ -49,6 +49,9 @@ function roleEnv(plan: CrawlPlan, token: string): NodeJS.ProcessEnv {
     ACKCRAWL_CONCURRENCY: String(plan.concurrency),
     // Render-capable crawlers only when the job renders anything: they start a browser.
     ACKCRAWL_RENDER_PROCESSES: String(rendersAnything(plan.settings) ? plan.renderProcesses : 0),
+    // The embedded crawl's agent is its own: it does not join a fleet (ACKCRAWL_MASTER_URL may be
+    // set for `ackcrawl jobs`).
+    ACKCRAWL_MASTER_URL: undefined,
   };
 }
 

@@ -77,6 +77,17 @@ export const API_ERROR_CODES = {
     retriable: false,
     meaning: 'no API token with this id that is not revoked',
   },
+  AGENT_NOT_FOUND: {
+    status: 404,
+    retriable: false,
+    meaning:
+      'no agent with this id has registered with the master (an agent that hears this registers again)',
+  },
+  AGENT_SLOT_NOT_FOUND: {
+    status: 404,
+    retriable: false,
+    meaning: "the agent has no process slot of this number (slots are 0 to the agent's count − 1)",
+  },
   METHOD_NOT_ALLOWED: { status: 405, retriable: false, meaning: 'the route exists for other methods' },
   REQUEST_TIMEOUT: {
     status: 408,

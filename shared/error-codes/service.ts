@@ -38,7 +38,12 @@ export const SERVICE_ERROR_CODES = {
   },
   MASTER_UNREACHABLE: {
     retriable: true,
-    meaning: "ackcrawl jobs cannot reach the master's API (ACKCRAWL_MASTER_URL)",
+    meaning: "ackcrawl jobs, or an agent, cannot reach the master's API (ACKCRAWL_MASTER_URL)",
+  },
+  AGENT_REFUSED: {
+    retriable: true,
+    meaning:
+      "the master refused an agent's register or heartbeat (a wrong agent credential, say); the agent keeps its processes and tries again",
   },
   MASTER_REFUSED: {
     retriable: false,

@@ -7,7 +7,7 @@ import type {
 
 /**
  * The SQL store: what the control plane knows (jobs, runs, their failure log, results, API
- * tokens), kept in SQL so that nothing it shows lives only in memory. Adapters: SQLite (embedded
+ * tokens, the fleet of agents and their crawler processes), kept in SQL so that nothing it shows lives only in memory. Adapters: SQLite (embedded
  * default), PostgreSQL, SQL Server; every one passes the same contract suite
  * (test/contract/sql-store.contract.ts).
  *
@@ -29,6 +29,7 @@ export interface SqlStore {
   readonly alerts: AlertRepository;
   readonly webhooks: WebhookRepository;
   readonly deliveries: DeliveryRepository;
+  readonly agents: AgentRepository;
   /** True when the database answers a trivial query (for health checks). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -246,4 +247,109 @@ export interface TokenRepository {
   /** False when there is no such token or it was already revoked. */
   revoke(id: string, at: number): Promise<boolean>;
   touch(id: string, at: number): Promise<void>;
+}
+
+// ---- the fleet: host agents and their crawler processes ------------------------------------
+
+/**
+ * An agent as the master last knew it. `online` and `draining` are what its heartbeats say (a
+ * drain asked of it: `draining`); `lost` is set by the master when heartbeats stop coming;
+ * `stopped` when the agent said goodbye on a clean shutdown.
+ */
+export const AGENT_STATES = ['online', 'draining', 'lost', 'stopped'] as const;
+export type AgentState = (typeof AGENT_STATES)[number];
+
+/** A crawler process slot. `crash-loop`: it kept crashing and is no longer restarted. */
+export const PROCESS_STATES = ['starting', 'running', 'stopping', 'stopped', 'crash-loop', 'lost'] as const;
+export type ProcessState = (typeof PROCESS_STATES)[number];
+
+/** What the master wants of an agent's slots besides their count, kept in SQL. */
+export interface SlotOrders {
+  /** Slots kept stopped (a stop through the API) until restarted. */
+  stopped: number[];
+  /** Per slot, how many restarts were asked: a slot whose number grew is restarted once. */
+  restarts: Record<string, number>;
+}
+
+export interface AgentRow {
+  id: string;
+  name: string;
+  hostname: string;
+  /** Its API, as it registered it. */
+  url: string;
+  state: AgentState;
+  /** Host facts of the last heartbeat (CPU, memory, load, disk free), as JSON. */
+  facts: unknown;
+  lastHeartbeatAt: number;
+  registeredAt: number;
+  /** The number of crawler processes the master wants there (PUT …/processes). */
+  desiredProcesses: number;
+  /** A drain was asked: the agent stops its processes and starts none until the count is set again. */
+  drain: boolean;
+  orders: SlotOrders;
+}
+
+export interface ProcessRow {
+  agentId: string;
+  slot: number;
+  pid: number | null;
+  state: ProcessState;
+  startedAt: number | null;
+  restarts: number;
+  inFlight: number;
+  pagesDone: number;
+  errors: number;
+  rssBytes: number;
+  cpuSeconds: number;
+  /** When the agent reported it. */
+  reportedAt: number;
+}
+
+export interface AgentRegistration {
+  id: string;
+  name: string;
+  hostname: string;
+  url: string;
+  facts: unknown;
+  at: number;
+  /** The count a new agent starts with (an agent known already keeps the master's). */
+  desiredProcesses: number;
+}
+
+export interface AgentRepository {
+  /**
+   * Creates the agent, or updates a known one (name, hostname, url, facts, heartbeat; `online`, or
+   * `draining` while a drain is asked). Its desired count and orders stay the master's.
+   */
+  register(agent: AgentRegistration): Promise<AgentRow>;
+  /**
+   * A heartbeat: facts, time, and the processes as they are now (they replace the last report).
+   * A lost or stopped agent that reports is `online` (or `draining`) again. Null for an unknown id.
+   */
+  heartbeat(
+    id: string,
+    report: { facts: unknown; at: number; processes: readonly Omit<ProcessRow, 'agentId' | 'reportedAt'>[] },
+  ): Promise<AgentRow | null>;
+  get(id: string): Promise<AgentRow | null>;
+  /** Oldest registration first. */
+  list(query?: PageQuery): Promise<Page<AgentRow>>;
+  /** By slot. */
+  processes(agentId: string): Promise<ProcessRow[]>;
+  /** Every process in `state` (e.g. `crash-loop`), of every agent: for the alert engine. */
+  processesIn(state: ProcessState): Promise<ProcessRow[]>;
+  /**
+   * What the master wants: a count (which also ends a drain), a drain, slot orders. Null for an
+   * unknown id. `orders` is applied with `change`, read and written in one transaction.
+   */
+  setDesired(
+    id: string,
+    patch: { desiredProcesses?: number; drain?: boolean; orders?: (orders: SlotOrders) => SlotOrders },
+  ): Promise<AgentRow | null>;
+  /**
+   * Agents `online` or `draining` whose last heartbeat is older than `before` become `lost`, and
+   * their processes too. Returns the ids that changed.
+   */
+  markLost(before: number): Promise<string[]>;
+  /** A clean shutdown: the agent and its processes `stopped`. False for an unknown id. */
+  markStopped(id: string, at: number): Promise<boolean>;
 }

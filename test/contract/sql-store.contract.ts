@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import type { SqlStore } from '../../shared/ports/sql-store.js';
 import type { OpenSqlStoreOptions } from '../../shared/adapters/sql-store/open.js';
 import { alertCases } from './sql-store/alerts.cases.js';
+import { agentCases } from './sql-store/agents.cases.js';
 import { jobCases } from './sql-store/jobs.cases.js';
 import { extractCases } from './sql-store/extract.cases.js';
 import { logAndResultCases } from './sql-store/logs-results.cases.js';
@@ -88,5 +89,6 @@ export function sqlStoreContract(
     extractCases(define);
     tokenCases(define);
     alertCases(define);
+    agentCases(define);
   });
 }

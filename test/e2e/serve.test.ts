@@ -101,6 +101,27 @@ describe('ackcrawl serve', () => {
     );
     const done = (await api<RunBody>('GET', `/runs/${runId}`)).body;
     assert.equal(done.counters.done, PAGES);
+    // serve's agent registered with serve's master: the fleet shows it, with its crawlers' work.
+    type Fleet = {
+      items: { id: string; state: string; processes: { state: string; pagesDone: number }[] }[];
+    };
+    await waitFor(
+      async () => {
+        const fleet = (await api<Fleet>('GET', '/agents')).body;
+        const mine = fleet.items.find((a) => a.id.startsWith('serve-'));
+        return (
+          mine?.state === 'online' &&
+          mine.processes.length >= 1 &&
+          mine.processes.every((p) => p.state === 'running') &&
+          mine.processes.reduce((n, p) => n + p.pagesDone, 0) >= PAGES
+        );
+      },
+      {
+        timeoutMs: 15_000,
+        intervalMs: 250,
+        message: `serve's agent in the fleet (${run.stderr().slice(-2_000)})`,
+      },
+    );
     assert.equal(done.counters.failed, 0);
     const records = runRecords(dataDir, runId);
     assert.equal(countByUrl(records).size, PAGES, 'every page recorded');

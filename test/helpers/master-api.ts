@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Koa from 'koa';
 import { startAlerting, type Alerting, type AlertingOptions } from '../../master/alerts/alerting.js';
+import { createAgentNudge } from '../../master/adapters/agent-nudge.js';
 import { createMasterApp } from '../../master/api/app.js';
+import { hashSecret } from '../../master/api/auth/secrets.js';
 import { bootstrapAdminToken } from '../../master/api/auth/bootstrap-admin.js';
 import type { SchedulerWhy } from '../../master/api/deps.js';
 import { createLocalRunControl } from '../../shared/adapters/run-control/local-run-control.js';
@@ -44,6 +46,8 @@ export interface TestMaster {
   /** Every command published, in order. */
   commands: RunCommand[];
   adminToken: string;
+  /** The agent credential the fleet routes take. */
+  agentToken: string;
   clock: { now(): number; advance(ms: number): void };
   /** The alert engine and webhook delivery over this store; their loops wait for the test to call. */
   alerting: Alerting;
@@ -54,6 +58,7 @@ export interface TestMaster {
 }
 
 export const STALE_AFTER_MS = 15_000;
+export const AGENT_LOST_AFTER_MS = 10_000;
 
 /** Calls a loopback server with node's http client (it reads an answer sent before the body went out). */
 export function callServer(
@@ -122,6 +127,7 @@ export async function startTestMaster(
   let port = 0;
   let adminToken = '';
   let alerting: Alerting;
+  const agentToken = `acka_test-${randomUUID()}`;
 
   const open = async (): Promise<void> => {
     store = await openSqlStore(dbUrl);
@@ -157,10 +163,15 @@ export async function startTestMaster(
       clock,
       newId: randomUUID,
       logger: silentLogger(),
+      fleet: {
+        agentTokenHash: hashSecret(agentToken),
+        nudge: createAgentNudge({ agentToken, logger: silentLogger() }),
+      },
       options: {
         hosts: createHostPolicy({ listenHost: '127.0.0.1', allowedHosts: [], service: 'master' }),
         staleAfterMs: STALE_AFTER_MS,
         maxBodyBytes: 64 * 1024,
+        agentLostAfterMs: AGENT_LOST_AFTER_MS,
       },
       alerting: alerting.api,
     });
@@ -197,6 +208,7 @@ export async function startTestMaster(
     get adminToken() {
       return adminToken;
     },
+    agentToken,
     clock,
     get alerting() {
       return alerting;

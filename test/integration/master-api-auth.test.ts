@@ -65,19 +65,37 @@ describe('master API: tokens and scopes', () => {
       `/api/v1${p.replace('/jobs/:id/runs', `/jobs/${jobId}/runs`).replace('/jobs/:id', '/jobs/none').replace('/runs/:id', `/runs/${runId}`).replace('/tokens/:id', '/tokens/none')}`;
     // Every route the OpenAPI document names, with the scope it says the route needs.
     const doc = (await master.call('GET', '/api/v1/openapi.json', { token: null })).json;
-    const specs = Object.entries(
-      doc.paths as Record<string, Record<string, { 'x-scope'?: TokenScope; requestBody?: unknown }>>,
-    )
-      .flatMap(([p, ops]) =>
-        Object.entries(ops).map(([method, op]) => ({
-          method,
-          path: p.replace(/^\/api\/v1/, '').replace(/\{(\w+)\}/g, ':$1'),
-          scope: op['x-scope'] ?? null,
-          body: op.requestBody !== undefined,
-        })),
-      )
-      .filter((s) => s.scope !== null);
+    const all = Object.entries(
+      doc.paths as Record<
+        string,
+        Record<string, { 'x-scope'?: TokenScope | 'agent'; requestBody?: unknown }>
+      >,
+    ).flatMap(([p, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({
+        method,
+        path: p.replace(/^\/api\/v1/, '').replace(/\{(\w+)\}/g, ':$1'),
+        scope: op['x-scope'] ?? null,
+        body: op.requestBody !== undefined,
+      })),
+    );
+    const specs = all.filter((s) => s.scope !== null && s.scope !== 'agent');
     assert.ok(specs.length >= 15);
+    // The routes agents call take the agent credential only: every person's token is refused.
+    const agentLinks = all.filter((s) => s.scope === 'agent');
+    assert.ok(agentLinks.length >= 3);
+    for (const spec of agentLinks) {
+      for (const held of ['read', 'operate', 'admin'] as const) {
+        const answer = await master.call(
+          spec.method.toUpperCase(),
+          `/api/v1${spec.path.replace(':id', 'some-agent')}`,
+          {
+            token: tokens[held] ?? null,
+            ...(spec.body ? { body: { bogus: true } } : {}),
+          },
+        );
+        assertError(answer, 401, 'UNAUTHORIZED');
+      }
+    }
     for (const spec of specs) {
       for (const held of ['read', 'operate', 'admin'] as const) {
         const answer = await master.call(spec.method.toUpperCase(), path(spec.path), {

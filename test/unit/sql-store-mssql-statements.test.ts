@@ -4,7 +4,11 @@ import nodeSqlParser from 'node-sql-parser';
 import { MIGRATIONS } from '../../shared/adapters/sql-store/migrations.js';
 import { MSSQL_ALERT_STATEMENTS } from '../../shared/adapters/sql-store/alert-statements.js';
 import { MSSQL_STATEMENTS, schemaLockAsTsql } from '../../shared/adapters/sql-store/mssql-statements.js';
-import { LOG_INSERT_CHUNK, MAX_STATES } from '../../shared/adapters/sql-store/statements.js';
+import {
+  LOG_INSERT_CHUNK,
+  MAX_STATES,
+  PROCESS_INSERT_CHUNK,
+} from '../../shared/adapters/sql-store/statements.js';
 
 const { Parser } = nodeSqlParser;
 const parser = new Parser();
@@ -30,6 +34,8 @@ function everyStatement(): [string, string][] {
   }
   for (let rows = 1; rows <= LOG_INSERT_CHUNK; rows += 1)
     all.push([`logInsert(${rows})`, MSSQL_STATEMENTS.logInsert(rows)]);
+  for (let rows = 1; rows <= PROCESS_INSERT_CHUNK; rows += 1)
+    all.push([`processInsert(${rows})`, MSSQL_STATEMENTS.processInsert(rows)]);
   for (let from = 1; from <= MAX_STATES; from += 1)
     all.push([`runTransition(${from})`, MSSQL_STATEMENTS.runTransition(from)]);
   for (const [name, value] of Object.entries(MSSQL_ALERT_STATEMENTS)) {

@@ -29,6 +29,8 @@ export interface LinkLimits {
 }
 
 export interface ProcessContext {
+  /** Told when the task's outcome is a failure (the crawler counts them for its agent). */
+  onFailure?: () => void;
   /**
    * Fetches with the job's identity and route (a RoutedFetcher: User-Agent, proxy); what it says
    * in `via` goes into the record.
@@ -208,6 +210,7 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     ...(via ? { userAgent: via.userAgent, ...(via.proxy ? { proxy: via.proxy } : {}) } : {}),
     ...(task.lastmod ? { lastmod: task.lastmod } : {}),
   };
+  if (failure) ctx.onFailure?.();
   const wireFailure: WireFailure | null = failure
     ? {
         code: failure.code,

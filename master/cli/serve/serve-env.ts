@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export interface ServeOptions {
@@ -30,6 +31,9 @@ export function serveEnv(options: ServeOptions, env: NodeJS.ProcessEnv = process
     ...(frontier === 'rabbitmq' ? {} : { ACKCRAWL_RUN_SYNC_INTERVAL_MS: '500' }),
     // Schedulers report every second and the master expects it: a dead scheduler shows in 3 s.
     ACKCRAWL_RUN_HEARTBEAT_MS: '1000',
+    // The agent's API on any free port (it registers the one it got), under one stable id.
+    ACKCRAWL_AGENT_PORT: '0',
+    ACKCRAWL_AGENT_ID: `serve-${hostname().replace(/[^A-Za-z0-9._-]/g, '-')}`.slice(0, 128),
     ...env,
     ACKCRAWL_DATA_DIR: dataDir,
     ACKCRAWL_SERVE_RUNS: 'true',

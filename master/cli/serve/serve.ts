@@ -26,6 +26,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const stderr = 'inherit';
   const restartDelayMs = Number(base.ACKCRAWL_SERVE_RESTART_DELAY_MS ?? 1_000) || 1_000;
   let schedulerUrl: string | null = null;
+  let masterUrl: string | null = null;
   const crashed =
     (name: string) =>
     ({ code, signal, restartInMs }: { code: number | null; signal: string | null; restartInMs: number }) =>
@@ -39,7 +40,12 @@ export async function serve(options: ServeOptions): Promise<void> {
   const agent = new RoleProcess({
     name: 'agent',
     script: roleScripts.agent,
-    env: () => ({ ...base, ACKCRAWL_SCHEDULER_URL: schedulerUrl ?? '' }),
+    // The agent registers with this master (its agent token is in the shared data dir).
+    env: () => ({
+      ...base,
+      ACKCRAWL_SCHEDULER_URL: schedulerUrl ?? '',
+      ACKCRAWL_MASTER_URL: masterUrl ?? '',
+    }),
     ipc: false,
     stderr,
     restartDelayMs,
@@ -79,6 +85,10 @@ export async function serve(options: ServeOptions): Promise<void> {
       fatal('master')(message);
       if (message.type !== 'listening') return;
       if (!announced) say(`master listening on ${message.url} (state in ${dataDir})`);
+      const moved = masterUrl !== null && masterUrl !== message.url;
+      masterUrl = message.url;
+      // A master back on another port: the agent must be told where.
+      if (moved && agent.running) void agent.restart(KILL_AFTER_MS);
       announced = true;
       if (!scheduler.running) scheduler.start();
     },

@@ -1,6 +1,9 @@
 import { ANSI_ALERT_STATEMENTS } from './alert-statements.js';
 import {
+  AGENT_COLUMNS,
   JOB_COLUMNS,
+  LIVE_AGENT_STATE,
+  PROCESS_COLUMNS,
   LOG_COLUMNS,
   LOG_INSERT_COLUMNS,
   FAILURE_COLUMNS,
@@ -88,6 +91,23 @@ const common: Statements = {
   tokenTouch: 'UPDATE tokens SET last_used_at = $2 WHERE id = $1',
 
   alerts: ANSI_ALERT_STATEMENTS,
+  agentInsert: `INSERT INTO agents (${AGENT_COLUMNS}) VALUES (${placeholderList($, 1, 11)})`,
+  agentRegister: `UPDATE agents SET name = $2, hostname = $3, url = $4, facts = $5, last_heartbeat_at = $6, state = ${LIVE_AGENT_STATE} WHERE id = $1`,
+  agentHeartbeat: `UPDATE agents SET facts = $2, last_heartbeat_at = $3, state = ${LIVE_AGENT_STATE} WHERE id = $1`,
+  agentGet: `SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1`,
+  agentList: `SELECT ${AGENT_COLUMNS} FROM agents WHERE (registered_at, id) > ($1, $2) ORDER BY registered_at, id LIMIT $3`,
+  agentSetDesired: `UPDATE agents SET ${setIf('desired_processes', 2)}, ${setIf('drain', 4)}, ${setIf('orders', 6)} WHERE id = $1`,
+  agentSyncState: `UPDATE agents SET state = ${LIVE_AGENT_STATE} WHERE id = $1 AND state IN ('online', 'draining')`,
+  agentStale: "SELECT id FROM agents WHERE state IN ('online', 'draining') AND last_heartbeat_at < $1",
+  agentMarkLost:
+    "UPDATE agents SET state = 'lost' WHERE id = $1 AND state IN ('online', 'draining') AND last_heartbeat_at < $2",
+  agentMarkStopped: "UPDATE agents SET state = 'stopped' WHERE id = $1",
+  processDelete: 'DELETE FROM agent_processes WHERE agent_id = $1',
+  processInsert: (rows) =>
+    `INSERT INTO agent_processes (${PROCESS_COLUMNS}) VALUES ${valuesList($, rows, 12)}`,
+  processList: `SELECT ${PROCESS_COLUMNS} FROM agent_processes WHERE agent_id = $1 ORDER BY slot`,
+  processListState: `SELECT ${PROCESS_COLUMNS} FROM agent_processes WHERE state = $1 ORDER BY agent_id, slot`,
+  processSetState: 'UPDATE agent_processes SET state = $2 WHERE agent_id = $1',
 };
 
 export const SQLITE_STATEMENTS: Statements = common;

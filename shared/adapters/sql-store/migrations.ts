@@ -254,6 +254,45 @@ function v4(t: Types): string[] {
   ];
 }
 
+/** The fleet: host agents (their desired state and last heartbeat) and their crawler processes. */
+function v2(t: Types): string[] {
+  const id = t.key(KEY_LENGTHS.id);
+  return [
+    `CREATE TABLE agents (
+      id ${id} NOT NULL,
+      name ${t.key(KEY_LENGTHS.name)} NOT NULL,
+      hostname ${t.key(KEY_LENGTHS.name)} NOT NULL,
+      url ${t.text} NOT NULL,
+      state ${t.key(KEY_LENGTHS.state)} NOT NULL,
+      facts ${t.text} NOT NULL,
+      last_heartbeat_at ${t.bigint} NOT NULL,
+      registered_at ${t.bigint} NOT NULL,
+      desired_processes ${t.int} NOT NULL,
+      drain ${t.bool} NOT NULL,
+      orders ${t.text} NOT NULL,
+      CONSTRAINT agents_pkey PRIMARY KEY (id)
+    )`,
+    'CREATE INDEX agents_registered ON agents (registered_at, id)',
+    'CREATE INDEX agents_state ON agents (state, last_heartbeat_at)',
+    `CREATE TABLE agent_processes (
+      agent_id ${id} NOT NULL,
+      slot ${t.int} NOT NULL,
+      pid ${t.int} NULL,
+      state ${t.key(KEY_LENGTHS.state)} NOT NULL,
+      started_at ${t.bigint} NULL,
+      restarts ${t.int} NOT NULL,
+      in_flight ${t.int} NOT NULL,
+      pages_done ${t.bigint} NOT NULL,
+      errors ${t.bigint} NOT NULL,
+      rss_bytes ${t.bigint} NOT NULL,
+      cpu_seconds ${t.float} NOT NULL,
+      reported_at ${t.bigint} NOT NULL,
+      CONSTRAINT agent_processes_pkey PRIMARY KEY (agent_id, slot)
+    )`,
+    'CREATE INDEX agent_processes_state ON agent_processes (state, agent_id, slot)',
+  ];
+}
+
 function perDialect(build: (t: Types) => string[]): Record<SqlDialect, string[]> {
   return { sqlite: build(TYPES.sqlite), postgres: build(TYPES.postgres), mssql: build(TYPES.mssql) };
 }
@@ -268,7 +307,8 @@ const V6_NOT_MODIFIED: Record<SqlDialect, string[]> = {
 
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'jobs, runs, logs, results, tokens', statements: perDialect(v1) },
-  // Versions 2, 3 and 6 belong to the fleet and schedules work (issue 10).
+  { version: 2, description: 'agents and their crawler processes', statements: perDialect(v2) },
+  // Version 3 belongs to the schedules work (issue 10).
   { version: 4, description: 'alert rules, alerts, webhooks, deliveries', statements: perDialect(v4) },
   {
     version: 5,

@@ -1,6 +1,9 @@
 import { MSSQL_ALERT_STATEMENTS } from './alert-statements.js';
 import {
+  AGENT_COLUMNS,
   JOB_COLUMNS,
+  LIVE_AGENT_STATE,
+  PROCESS_COLUMNS,
   LOG_COLUMNS,
   LOG_INSERT_COLUMNS,
   FAILURE_COLUMNS,
@@ -103,6 +106,23 @@ export const MSSQL_STATEMENTS: Statements = {
   tokenTouch: 'UPDATE tokens SET last_used_at = @v2 WHERE id = @v1',
 
   alerts: MSSQL_ALERT_STATEMENTS,
+  agentInsert: `INSERT INTO agents (${AGENT_COLUMNS}) VALUES (${placeholderList(v, 1, 11)})`,
+  agentRegister: `UPDATE agents SET name = @v2, hostname = @v3, url = @v4, facts = @v5, last_heartbeat_at = @v6, state = ${LIVE_AGENT_STATE} WHERE id = @v1`,
+  agentHeartbeat: `UPDATE agents SET facts = @v2, last_heartbeat_at = @v3, state = ${LIVE_AGENT_STATE} WHERE id = @v1`,
+  agentGet: `SELECT ${AGENT_COLUMNS} FROM agents WHERE id = @v1`,
+  agentList: `SELECT TOP (@v3) ${AGENT_COLUMNS} FROM agents WHERE ${after('registered_at', 'id', '>', 1)} ORDER BY registered_at, id`,
+  agentSetDesired: `UPDATE agents SET ${setIf('desired_processes', 2)}, ${setIf('drain', 4)}, ${setIf('orders', 6)} WHERE id = @v1`,
+  agentSyncState: `UPDATE agents SET state = ${LIVE_AGENT_STATE} WHERE id = @v1 AND state IN ('online', 'draining')`,
+  agentStale: "SELECT id FROM agents WHERE state IN ('online', 'draining') AND last_heartbeat_at < @v1",
+  agentMarkLost:
+    "UPDATE agents SET state = 'lost' WHERE id = @v1 AND state IN ('online', 'draining') AND last_heartbeat_at < @v2",
+  agentMarkStopped: "UPDATE agents SET state = 'stopped' WHERE id = @v1",
+  processDelete: 'DELETE FROM agent_processes WHERE agent_id = @v1',
+  processInsert: (rows) =>
+    `INSERT INTO agent_processes (${PROCESS_COLUMNS}) VALUES ${valuesList(v, rows, 12)}`,
+  processList: `SELECT ${PROCESS_COLUMNS} FROM agent_processes WHERE agent_id = @v1 ORDER BY slot`,
+  processListState: `SELECT ${PROCESS_COLUMNS} FROM agent_processes WHERE state = @v1 ORDER BY agent_id, slot`,
+  processSetState: 'UPDATE agent_processes SET state = @v2 WHERE agent_id = @v1',
 };
 
 /**

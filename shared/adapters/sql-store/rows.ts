@@ -1,6 +1,11 @@
 import type {
   ExtractFailureRow,
+  AgentRow,
+  AgentState,
   JobRow,
+  ProcessRow,
+  ProcessState,
+  SlotOrders,
   LogRow,
   ResultRow,
   RunRow,
@@ -108,5 +113,38 @@ export function toToken(r: SqlRow): TokenRow {
     createdAt: num(r.created_at),
     revokedAt: numOrNull(r.revoked_at),
     lastUsedAt: numOrNull(r.last_used_at),
+  };
+}
+
+export function toAgent(r: SqlRow): AgentRow {
+  return {
+    id: str(r.id),
+    name: str(r.name),
+    hostname: str(r.hostname),
+    url: str(r.url),
+    state: str(r.state) as AgentState,
+    facts: parsed(r.facts),
+    lastHeartbeatAt: num(r.last_heartbeat_at),
+    registeredAt: num(r.registered_at),
+    desiredProcesses: num(r.desired_processes),
+    drain: bool(r.drain),
+    orders: parsed(r.orders) as SlotOrders,
+  };
+}
+
+export function toProcess(r: SqlRow): ProcessRow {
+  return {
+    agentId: str(r.agent_id),
+    slot: num(r.slot),
+    pid: numOrNull(r.pid),
+    state: str(r.state) as ProcessState,
+    startedAt: numOrNull(r.started_at),
+    restarts: num(r.restarts),
+    inFlight: num(r.in_flight),
+    pagesDone: num(r.pages_done),
+    errors: num(r.errors),
+    rssBytes: num(r.rss_bytes),
+    cpuSeconds: num(r.cpu_seconds),
+    reportedAt: num(r.reported_at),
   };
 }

@@ -7,6 +7,7 @@ import type {
 } from '../../ports/alert-store.js';
 import type {
   ExtractFailureRepository,
+  AgentRepository,
   JobRepository,
   LogRepository,
   MigrationReport,
@@ -24,6 +25,7 @@ import { extractFailureRepository } from './repositories/extract-failures.js';
 import { alertRuleRepository } from './repositories/alert-rules.js';
 import { alertRepository } from './repositories/alerts.js';
 import { deliveryRepository } from './repositories/deliveries.js';
+import { agentRepository } from './repositories/agents.js';
 import { jobRepository } from './repositories/jobs.js';
 import { logRepository } from './repositories/logs.js';
 import { resultRepository } from './repositories/results.js';
@@ -53,6 +55,7 @@ export class DriverSqlStore implements SqlStore {
   readonly alerts: AlertRepository;
   readonly webhooks: WebhookRepository;
   readonly deliveries: DeliveryRepository;
+  readonly agents: AgentRepository;
   private closing: Promise<void> | null = null;
   private readonly now: () => number;
   private readonly migrations: readonly Migration[];
@@ -75,6 +78,7 @@ export class DriverSqlStore implements SqlStore {
     this.alerts = alertRepository(ctx);
     this.webhooks = webhookRepository(ctx);
     this.deliveries = deliveryRepository(ctx);
+    this.agents = agentRepository(ctx);
   }
 
   get dialect(): SqlDriver['dialect'] {

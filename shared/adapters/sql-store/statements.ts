@@ -82,6 +82,36 @@ export interface Statements {
 
   /** The alerting tables' (alert-statements.ts). */
   alerts: AlertStatements;
+  /** every agent column, in AGENT_COLUMNS order */
+  agentInsert: string;
+  /** id, name, hostname, url, facts, last_heartbeat_at: `online`, or `draining` while drain is set */
+  agentRegister: string;
+  /** id, facts, last_heartbeat_at: as agentRegister */
+  agentHeartbeat: string;
+  /** id */
+  agentGet: string;
+  /** cursor registered_at, cursor id, limit: oldest first */
+  agentList: string;
+  /** id, set desired_processes (0/1), desired_processes, set drain (0/1), drain, set orders (0/1), orders */
+  agentSetDesired: string;
+  /** id: `online` or `draining` as drain says, for an agent that is one of the two */
+  agentSyncState: string;
+  /** before: ids of agents online or draining whose last heartbeat is older */
+  agentStale: string;
+  /** id, before: lost, if it still is stale */
+  agentMarkLost: string;
+  /** id */
+  agentMarkStopped: string;
+  /** agent_id */
+  processDelete: string;
+  /** `rows` rows of every process column, in PROCESS_COLUMNS order (1..PROCESS_INSERT_CHUNK) */
+  processInsert(rows: number): string;
+  /** agent_id: by slot */
+  processList: string;
+  /** state: by agent, then slot */
+  processListState: string;
+  /** agent_id, state: every process of the agent */
+  processSetState: string;
 }
 
 export const JOB_COLUMNS = 'id, name, settings, created_at, updated_at';
@@ -107,6 +137,17 @@ export function columnCount(columns: string): number {
   return columns.split(', ').length;
 }
 export const TOKEN_COLUMNS = 'id, name, scopes, hash, created_at, revoked_at, last_used_at';
+
+export const AGENT_COLUMNS =
+  'id, name, hostname, url, state, facts, last_heartbeat_at, registered_at, desired_processes, drain, orders';
+export const PROCESS_COLUMNS =
+  'agent_id, slot, pid, state, started_at, restarts, in_flight, pages_done, errors, rss_bytes, cpu_seconds, reported_at';
+
+/** Process rows per INSERT (12 columns: 1,200 parameters, under SQL Server's 2,100). */
+export const PROCESS_INSERT_CHUNK = 100;
+
+/** An agent's state from its drain flag, for statements that see it alive. */
+export const LIVE_AGENT_STATE = "CASE WHEN drain = 1 THEN 'draining' ELSE 'online' END";
 
 export const VERSION_TABLE = 'ackcrawl_schema_version';
 

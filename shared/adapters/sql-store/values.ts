@@ -1,8 +1,10 @@
 import { InvalidInputError } from '../../errors.js';
 import {
+  PROCESS_STATES,
   RUN_STATES,
   TOKEN_SCOPES,
   type PageQuery,
+  type ProcessState,
   type RunState,
   type TokenScope,
 } from '../../ports/sql-store.js';
@@ -65,6 +67,17 @@ export function state(value: RunState): RunState {
     throw new InvalidInputError('SQL_INVALID_VALUE', `unknown run state '${String(value).slice(0, 40)}'`, {
       details: { field: 'state' },
     });
+  }
+  return value;
+}
+
+export function processState(value: ProcessState): ProcessState {
+  if (!(PROCESS_STATES as readonly string[]).includes(value)) {
+    throw new InvalidInputError(
+      'SQL_INVALID_VALUE',
+      `unknown process state '${String(value).slice(0, 40)}'`,
+      { details: { field: 'state' } },
+    );
   }
   return value;
 }

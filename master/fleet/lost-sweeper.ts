@@ -1,0 +1,39 @@
+import type { Logger } from '../../shared/logger.js';
+import type { AgentRepository } from '../../shared/ports/sql-store.js';
+
+export interface LostSweeper {
+  /** One pass (tests call it; the timer calls it every `everyMs`). */
+  sweep(): Promise<string[]>;
+  close(): void;
+}
+
+/**
+ * Writes `lost` into SQL for agents that stopped sending heartbeats (and for their processes), so
+ * the alert engine and every reader of the rows see it, not only the API's computed view. Runs
+ * every `everyMs`; a pass that fails (the database away) is logged and the next one tries again.
+ */
+export function startLostSweeper(deps: {
+  agents: AgentRepository;
+  lostAfterMs: number;
+  everyMs: number;
+  now: () => number;
+  logger: Logger;
+}): LostSweeper {
+  let running = false;
+  const sweep = async (): Promise<string[]> => {
+    const lost = await deps.agents.markLost(deps.now() - deps.lostAfterMs);
+    for (const id of lost) {
+      deps.logger.warn({ agentId: id, lostAfterMs: deps.lostAfterMs }, 'agent lost: no heartbeat');
+    }
+    return lost;
+  };
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    sweep()
+      .catch((err: unknown) => deps.logger.warn({ err }, 'lost-agent sweep failed; trying again'))
+      .finally(() => (running = false));
+  }, deps.everyMs);
+  timer.unref();
+  return { sweep, close: () => clearInterval(timer) };
+}
