@@ -15,6 +15,7 @@ import {
   type RunListFilter,
   type Statements,
 } from './statements.js';
+import { ANSI_SCHEDULE_STATEMENTS } from './schedule-statements.js';
 
 /**
  * Statements of SQLite and PostgreSQL, which agree on everything the store needs: `$n`
@@ -88,6 +89,7 @@ const common: Statements = {
   tokenTouch: 'UPDATE tokens SET last_used_at = $2 WHERE id = $1',
 
   alerts: ANSI_ALERT_STATEMENTS,
+  schedules: ANSI_SCHEDULE_STATEMENTS,
 };
 
 export const SQLITE_STATEMENTS: Statements = common;

@@ -15,6 +15,7 @@ import {
   type RunListFilter,
   type Statements,
 } from './statements.js';
+import { MSSQL_SCHEDULE_STATEMENTS } from './schedule-statements.js';
 
 /**
  * Every T-SQL statement the SQL Server store sends, written from the mssql driver's and SQL
@@ -103,6 +104,7 @@ export const MSSQL_STATEMENTS: Statements = {
   tokenTouch: 'UPDATE tokens SET last_used_at = @v2 WHERE id = @v1',
 
   alerts: MSSQL_ALERT_STATEMENTS,
+  schedules: MSSQL_SCHEDULE_STATEMENTS,
 };
 
 /**

@@ -12,6 +12,7 @@ import type {
   MigrationReport,
   ResultRepository,
   RunRepository,
+  ScheduleRepository,
   SqlStore,
   TokenRepository,
 } from '../../ports/sql-store.js';
@@ -28,6 +29,7 @@ import { jobRepository } from './repositories/jobs.js';
 import { logRepository } from './repositories/logs.js';
 import { resultRepository } from './repositories/results.js';
 import { runRepository } from './repositories/runs.js';
+import { scheduleRepository } from './repositories/schedules.js';
 import { tokenRepository } from './repositories/tokens.js';
 import { webhookRepository } from './repositories/webhooks.js';
 import type { Statements } from './statements.js';
@@ -53,6 +55,7 @@ export class DriverSqlStore implements SqlStore {
   readonly alerts: AlertRepository;
   readonly webhooks: WebhookRepository;
   readonly deliveries: DeliveryRepository;
+  readonly schedules: ScheduleRepository;
   private closing: Promise<void> | null = null;
   private readonly now: () => number;
   private readonly migrations: readonly Migration[];
@@ -75,6 +78,7 @@ export class DriverSqlStore implements SqlStore {
     this.alerts = alertRepository(ctx);
     this.webhooks = webhookRepository(ctx);
     this.deliveries = deliveryRepository(ctx);
+    this.schedules = scheduleRepository(ctx);
   }
 
   get dialect(): SqlDriver['dialect'] {

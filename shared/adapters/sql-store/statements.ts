@@ -1,4 +1,5 @@
 import type { AlertStatements } from './alert-statements.js';
+import type { ScheduleStatements } from './schedule-statements.js';
 
 /**
  * The statements the store sends, as data: one set per dialect (ansi-statements.ts for SQLite and
@@ -82,6 +83,8 @@ export interface Statements {
 
   /** The alerting tables' (alert-statements.ts). */
   alerts: AlertStatements;
+  /** The schedule tables' (schedule-statements.ts). */
+  schedules: ScheduleStatements;
 }
 
 export const JOB_COLUMNS = 'id, name, settings, created_at, updated_at';
