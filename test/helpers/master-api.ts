@@ -10,6 +10,7 @@ import { startAlerting, type Alerting, type AlertingOptions } from '../../master
 import { createMasterApp } from '../../master/api/app.js';
 import { bootstrapAdminToken } from '../../master/api/auth/bootstrap-admin.js';
 import type { SchedulerWhy } from '../../master/api/deps.js';
+import { nodeCronEngine } from '../../master/schedules/cron-engine.js';
 import { createLocalRunControl } from '../../shared/adapters/run-control/local-run-control.js';
 import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
 import { createHostPolicy } from '../../shared/http/request-guards.js';
@@ -154,6 +155,7 @@ export async function startTestMaster(
       store,
       runControl,
       why,
+      cron: nodeCronEngine(),
       clock,
       newId: randomUUID,
       logger: silentLogger(),
