@@ -33,7 +33,7 @@ describe('schedules: two masters on one PostgreSQL database', () => {
   let db: { url: string; drop: () => Promise<void> };
   let dir: string;
   const masters: TestRole[] = [];
-  let apis: ReturnType<typeof masterApi>[] = [];
+  const apis: ReturnType<typeof masterApi>[] = [];
 
   const start = async (i: number, envOf: (i: number) => NodeJS.ProcessEnv): Promise<void> => {
     const env = envOf(i);
