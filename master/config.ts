@@ -66,6 +66,10 @@ export const masterConfigSchema = z
     webhookRetryBaseMs: field.int(10).default(5_000),
     webhookRetryMaxMs: field.int(10).default(3_600_000),
     webhookMaxAttempts: field.int(1).default(10),
+    /** How often the schedule loop reads schedules from SQL (edits through other masters, queued fire times). */
+    scheduleSyncMs: field.int(100).default(5_000),
+    /** A fire time older than this when first seen was missed; the schedule's misfire policy decides. */
+    scheduleMisfireGraceMs: field.int(0).default(10_000),
     maxBodyBytes: field.int(1024).default(1024 * 1024),
     headersTimeoutMs: field.int(100).default(10_000),
     requestTimeoutMs: field.int(100).default(30_000),

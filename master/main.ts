@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import type { ChannelModel } from 'amqplib';
+import { hostname } from 'node:os';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -28,7 +29,10 @@ import { hashSecret } from './api/auth/secrets.js';
 import { startLostSweeper } from './fleet/lost-sweeper.js';
 import { createMasterApp } from './api/app.js';
 import { bootstrapAdminToken } from './api/auth/bootstrap-admin.js';
+import { createRun } from './api/run-actions.js';
 import { masterConfigSchema, type MasterConfig } from './config.js';
+import { nodeCronEngine } from './schedules/cron-engine.js';
+import { createScheduleLoop } from './schedules/schedule-loop.js';
 
 function tell(message: RoleIpcMessage): void {
   process.send?.(message);
@@ -113,9 +117,27 @@ export async function startMaster(
     closing.push(() => runControl.close());
     const alerting = await openAlerting(config, store, logger);
     closing.push(() => alerting.close());
+    const cron = nodeCronEngine();
+    const runDeps = { store, runControl, clock: { now: Date.now }, newId: randomUUID, logger };
+    const schedules = createScheduleLoop({
+      store,
+      engine: cron,
+      clock: { now: Date.now },
+      masterId: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+      createRun: (job, runId) => createRun(runDeps, job, runId),
+      newId: randomUUID,
+      logger: logger.child({ module: 'schedules' }),
+      options: {
+        syncMs: config.scheduleSyncMs,
+        misfireGraceMs: config.scheduleMisfireGraceMs,
+        maxMissed: 1_000,
+      },
+    });
     const app = createMasterApp({
       store,
       runControl,
+      cron,
+      onScheduleChange: () => void schedules.refresh(),
       why: createSchedulerWhy({
         apis: config.schedulerApis,
         token: config.schedulerToken ?? readTokenFile(config.dataDir),
@@ -171,6 +193,9 @@ export async function startMaster(
         'listening beyond loopback without TLS: bearer tokens cross the network in clear; set ACKCRAWL_TLS_CERT and ACKCRAWL_TLS_KEY',
       );
     }
+    // After the listener: a master that cannot serve fires nothing. Closed before run control and the store.
+    await schedules.start();
+    closing.push(() => schedules.close());
     tell({ type: 'listening', url });
     let stopping: Promise<void> | null = null;
     return { url, close: () => (stopping ??= closeAll()) };

@@ -15,6 +15,7 @@ import { agentRoutes } from './routes/agents.js';
 import { healthRoute } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { runRoutes } from './routes/runs.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { parseInput } from './validation.js';
@@ -27,6 +28,7 @@ export function masterRoutes(deps: MasterAppDeps): RouteSpec[] {
     healthRoute(deps),
     ...jobRoutes(deps),
     ...runRoutes(deps),
+    ...scheduleRoutes(deps),
     ...tokenRoutes(deps),
     ...alertRuleRoutes(deps),
     ...alertRoutes(deps),

@@ -5,6 +5,7 @@ import type { SqlStore } from '../../shared/ports/sql-store.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
 import type { RuleStatus } from '../alerts/engine.js';
 import type { Deliverer } from '../webhooks/deliverer.js';
+import type { CronEngine } from '../schedules/cron-engine.js';
 
 /** "Why not yet?" for a URL of a run, asked of a scheduler (master/adapters/scheduler-why.ts). */
 export interface SchedulerWhy {
@@ -41,6 +42,10 @@ export interface MasterAppDeps {
   store: SqlStore;
   runControl: RunControl;
   why: SchedulerWhy;
+  /** Validates schedules and lists their next fire times (master/schedules/cron-engine.ts). */
+  cron: CronEngine;
+  /** Called after a schedule is set, paused, resumed or removed (the master's loop reads it again). */
+  onScheduleChange?: () => void;
   clock: { now(): number };
   newId: () => string;
   logger: Logger;

@@ -1,4 +1,6 @@
-import type { RunRow, RunState } from '../../shared/ports/sql-store.js';
+import type { RunCommand } from '../../shared/ports/run-control.js';
+import type { JobRow, RunRow, RunState } from '../../shared/ports/sql-store.js';
+import type { MasterAppDeps } from './deps.js';
 
 export type RunAction = 'pause' | 'resume' | 'cancel';
 
@@ -12,3 +14,42 @@ export const RUN_ACTIONS: Record<RunAction, { from: readonly RunState[]; to: (ru
   resume: { from: ['paused'], to: (run) => (run.startedAt === null ? 'queued' : 'running') },
   cancel: { from: ['queued', 'running', 'paused'], to: () => 'cancelled' },
 };
+
+type RunDeps = Pick<MasterAppDeps, 'store' | 'runControl' | 'clock' | 'newId' | 'logger'>;
+
+/** Tells the schedulers; SQL has the change already, so a lost command only costs time. */
+export async function notifySchedulers(deps: RunDeps, command: RunCommand): Promise<void> {
+  try {
+    await deps.runControl.publish(command);
+  } catch (err) {
+    deps.logger.warn(
+      { err, command: command.type, runId: command.runId },
+      'run command not sent; schedulers will read the run from SQL',
+    );
+  }
+}
+
+const ZERO = { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 };
+
+/**
+ * A new run of a job, the one way runs are made (`POST /jobs/{id}/runs` and the schedules):
+ * queued in SQL with a snapshot of the job's settings, then announced to the schedulers. `id`,
+ * when given, is the run's id (a schedule names it before it creates it).
+ */
+export async function createRun(deps: RunDeps, job: JobRow, id: string = deps.newId()): Promise<RunRow> {
+  const row = await deps.store.runs.create({
+    id,
+    jobId: job.id,
+    state: 'queued',
+    settings: job.settings,
+    counters: ZERO,
+    createdAt: deps.clock.now(),
+    startedAt: null,
+    endedAt: null,
+    schedulerId: null,
+    heartbeatAt: null,
+    error: null,
+  });
+  await notifySchedulers(deps, { type: 'start', runId: row.id, jobId: job.id, settings: row.settings });
+  return row;
+}

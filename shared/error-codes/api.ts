@@ -25,6 +25,12 @@ export const API_ERROR_CODES = {
     retriable: false,
     meaning: "a master API request's path, query or body does not validate; `problems` lists each field",
   },
+  INVALID_SCHEDULE: {
+    status: 400,
+    retriable: false,
+    meaning:
+      'a schedule whose cron expression node-cron does not read, or whose time zone is not an IANA zone; `problems` lists each',
+  },
   MISSING_URL: { status: 400, retriable: false, meaning: 'GET /why needs ?url=' },
   RUN_NOT_HOSTED: {
     status: 404,
@@ -72,6 +78,7 @@ export const API_ERROR_CODES = {
     meaning:
       'the webhook URL is not http(s), carries credentials, or names a private or loopback address the master may not send to (ACKCRAWL_WEBHOOK_ALLOW_PRIVATE)',
   },
+  SCHEDULE_NOT_FOUND: { status: 404, retriable: false, meaning: 'the job has no schedule (PUT one first)' },
   TOKEN_NOT_FOUND: {
     status: 404,
     retriable: false,

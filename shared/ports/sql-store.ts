@@ -30,6 +30,7 @@ export interface SqlStore {
   readonly webhooks: WebhookRepository;
   readonly deliveries: DeliveryRepository;
   readonly agents: AgentRepository;
+  readonly schedules: ScheduleRepository;
   /** True when the database answers a trivial query (for health checks). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -352,4 +353,80 @@ export interface AgentRepository {
   markLost(before: number): Promise<string[]>;
   /** A clean shutdown: the agent and its processes `stopped`. False for an unknown id. */
   markStopped(id: string, at: number): Promise<boolean>;
+}
+
+// ---- schedules: cron schedules of jobs and the fire times they claimed ---------------------
+
+export const OVERLAP_POLICIES = ['skip', 'queue', 'allow'] as const;
+/** What a fire time does while a run of the job is not final (docs/schedules.md). */
+export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
+export const MISFIRE_POLICIES = ['run-once', 'skip'] as const;
+/** What fire times missed while no master was up come to: one run for all of them, or none. */
+export type MisfirePolicy = (typeof MISFIRE_POLICIES)[number];
+
+export interface ScheduleRow {
+  id: string;
+  /** One schedule per job. */
+  jobId: string;
+  /** A cron expression (5 fields, or 6 with seconds first), as node-cron reads it. */
+  expression: string;
+  /** An IANA time zone (`Europe/Paris`, `UTC`). */
+  timeZone: string;
+  overlap: OverlapPolicy;
+  misfire: MisfirePolicy;
+  enabled: boolean;
+  /** The fire time waiting behind an active run (overlap `queue`), or null. */
+  waitingFireAt: number | null;
+  createdAt: number;
+  /** Changed by every edit and by pause/resume: fire times before it are never missed ones. */
+  updatedAt: number;
+}
+
+export const FIRE_OUTCOMES = ['claimed', 'started', 'waiting', 'skipped', 'missed'] as const;
+/**
+ * What became of a claimed fire time: `claimed` (being decided), `started` (a run made),
+ * `waiting` (queued behind an active run), `skipped` (overlap), `missed` (misfire policy skip).
+ */
+export type FireOutcome = (typeof FIRE_OUTCOMES)[number];
+
+export interface FireRow {
+  scheduleId: string;
+  /** The fire time, ms since the epoch. Unique per schedule: claiming it twice fails. */
+  fireAt: number;
+  claimedAt: number;
+  /** The master process that claimed it. */
+  claimedBy: string;
+  outcome: FireOutcome;
+  runId: string | null;
+  /** Fire times before this one that were missed and folded into it (misfire). */
+  missed: number;
+}
+
+export interface ScheduleRepository {
+  /**
+   * Sets the job's schedule: creates it (with `schedule.id`) or replaces the expression, zone,
+   * policies and enabled flag of the one there (keeping its id and createdAt).
+   */
+  put(schedule: ScheduleRow): Promise<ScheduleRow>;
+  get(id: string): Promise<ScheduleRow | null>;
+  getByJob(jobId: string): Promise<ScheduleRow | null>;
+  /** Oldest first. */
+  list(query?: PageQuery): Promise<Page<ScheduleRow>>;
+  /** Null when the job has no schedule. */
+  setEnabled(jobId: string, enabled: boolean, at: number): Promise<ScheduleRow | null>;
+  /** False when the job had no schedule. Its claimed fire times go with it. */
+  deleteByJob(jobId: string): Promise<boolean>;
+  /**
+   * Insert-if-absent of (scheduleId, fireAt): true for the one caller that claimed it, false for
+   * every other (another master claimed it first).
+   */
+  claimFire(fire: FireRow): Promise<boolean>;
+  /** Records what the claimer did with its fire time. */
+  settleFire(scheduleId: string, fireAt: number, outcome: FireOutcome, runId: string | null): Promise<void>;
+  /** The latest claimed fire time of the schedule, or null. */
+  lastFire(scheduleId: string): Promise<FireRow | null>;
+  /** Newest first. */
+  listFires(scheduleId: string, query?: PageQuery): Promise<Page<FireRow>>;
+  /** Compare-and-set of the waiting fire time: from `expected` (null: none waits) to `next`. */
+  swapWaiting(scheduleId: string, expected: number | null, next: number | null): Promise<boolean>;
 }

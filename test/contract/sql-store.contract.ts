@@ -7,6 +7,7 @@ import { jobCases } from './sql-store/jobs.cases.js';
 import { extractCases } from './sql-store/extract.cases.js';
 import { logAndResultCases } from './sql-store/logs-results.cases.js';
 import { runCases } from './sql-store/runs.cases.js';
+import { scheduleCases } from './sql-store/schedules.cases.js';
 import { schemaCases } from './sql-store/schema.cases.js';
 import { tokenCases } from './sql-store/tokens.cases.js';
 
@@ -90,5 +91,6 @@ export function sqlStoreContract(
     tokenCases(define);
     alertCases(define);
     agentCases(define);
+    scheduleCases(define);
   });
 }

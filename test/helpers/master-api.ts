@@ -12,6 +12,7 @@ import { createMasterApp } from '../../master/api/app.js';
 import { hashSecret } from '../../master/api/auth/secrets.js';
 import { bootstrapAdminToken } from '../../master/api/auth/bootstrap-admin.js';
 import type { SchedulerWhy } from '../../master/api/deps.js';
+import { nodeCronEngine } from '../../master/schedules/cron-engine.js';
 import { createLocalRunControl } from '../../shared/adapters/run-control/local-run-control.js';
 import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
 import { createHostPolicy } from '../../shared/http/request-guards.js';
@@ -160,6 +161,7 @@ export async function startTestMaster(
       store,
       runControl,
       why,
+      cron: nodeCronEngine(),
       clock,
       newId: randomUUID,
       logger: silentLogger(),

@@ -22,11 +22,14 @@ function everyStatement(): [string, string][] {
   const all: [string, string][] = [];
   for (const [name, value] of Object.entries(MSSQL_STATEMENTS)) {
     if (name === 'alerts') continue;
+    if (name === 'schedules') continue;
     if (typeof value === 'string') all.push([name, value]);
     else if (typeof value === 'object' && value.kind === 'single') all.push([name, value.sql]);
     else if (typeof value === 'object')
       all.push([`${name}.update`, value.update], [`${name}.insert`, value.insert]);
   }
+  for (const [name, value] of Object.entries(MSSQL_STATEMENTS.schedules))
+    all.push([`schedules.${name}`, value]);
   for (const job of [false, true]) {
     for (let states = 0; states <= MAX_STATES; states += 1) {
       all.push([`runList(job=${job}, states=${states})`, MSSQL_STATEMENTS.runList({ job, states })]);

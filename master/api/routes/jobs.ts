@@ -146,6 +146,8 @@ export function jobRoutes(deps: MasterAppDeps): RouteSpec[] {
           );
         }
         if (!(await store.jobs.delete(job.id))) throw jobNotFound(params.id);
+        // Its schedule goes with it (a schedule of a deleted job could only skip its fire times).
+        if (await store.schedules.deleteByJob(job.id)) deps.onScheduleChange?.();
         return { status: 204 };
       },
     }),

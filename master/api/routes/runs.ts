@@ -1,7 +1,7 @@
 import { AppError } from '../../../shared/errors.js';
 import type { RunRow, RunState } from '../../../shared/ports/sql-store.js';
 import type { MasterAppDeps } from '../deps.js';
-import { RUN_ACTIONS, type RunAction } from '../run-actions.js';
+import { RUN_ACTIONS, createRun, notifySchedulers, type RunAction } from '../run-actions.js';
 import { runView, shownState, storedStatesFor } from '../run-view.js';
 import { route, type RouteSpec } from '../route-spec.js';
 import { idParams, pageOf, pageQuery, toIso } from '../schemas/common.js';
@@ -15,32 +15,21 @@ import {
 } from '../schemas/run.js';
 import { requireJob } from './jobs.js';
 
-const ZERO = { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 };
-
 function runNotFound(id: string): AppError {
   return new AppError('RUN_NOT_FOUND', `no run ${id}`);
 }
 
 /** Runs: executions of a job, and the commands that steer them. */
 export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
-  const { store, logger } = deps;
+  const { store } = deps;
   const view = (row: RunRow) => runView(row, deps.clock.now(), deps.options.staleAfterMs);
   const requireRun = async (id: string): Promise<RunRow> => {
     const run = await store.runs.get(id);
     if (run === null) throw runNotFound(id);
     return run;
   };
-  /** Tells the schedulers; SQL has the change already, so a lost command only costs time. */
-  const notify = async (command: Parameters<typeof deps.runControl.publish>[0]): Promise<void> => {
-    try {
-      await deps.runControl.publish(command);
-    } catch (err) {
-      logger.warn(
-        { err, command: command.type, runId: command.runId },
-        'run command not sent; schedulers will read the run from SQL',
-      );
-    }
-  };
+  const notify = (command: Parameters<typeof deps.runControl.publish>[0]): Promise<void> =>
+    notifySchedulers(deps, command);
   const listRuns = async (
     query: { limit?: number; after?: string; state?: RunState | RunState[] },
     jobId?: string,
@@ -110,20 +99,7 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
       responses: { 201: { description: 'The new run.', schema: runSchema } },
       async handle({ params }) {
         const job = await requireJob(deps, params.id);
-        const row = await store.runs.create({
-          id: deps.newId(),
-          jobId: job.id,
-          state: 'queued',
-          settings: job.settings,
-          counters: ZERO,
-          createdAt: deps.clock.now(),
-          startedAt: null,
-          endedAt: null,
-          schedulerId: null,
-          heartbeatAt: null,
-          error: null,
-        });
-        await notify({ type: 'start', runId: row.id, jobId: job.id, settings: row.settings });
+        const row = await createRun(deps, job);
         return { status: 201, body: view(row) };
       },
     }),

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { AppError, InvalidInputError } from '../../../shared/errors.js';
 import { createMasterClient, type MasterClient, type MasterClientEnv } from './master-client.js';
+import { registerScheduleCommands } from './schedule-commands.js';
 import { jobDetails, jobsTable, runDetails, type JobAnswer, type RunAnswer } from './views.js';
 
 interface Output {
@@ -68,6 +69,8 @@ export function registerJobsCommands(
         fail(err);
       }
     };
+
+  registerScheduleCommands(jobs, act);
 
   jobs
     .command('create')

@@ -18,6 +18,7 @@ import {
   type RunListFilter,
   type Statements,
 } from './statements.js';
+import { ANSI_SCHEDULE_STATEMENTS } from './schedule-statements.js';
 
 /**
  * Statements of SQLite and PostgreSQL, which agree on everything the store needs: `$n`
@@ -108,6 +109,7 @@ const common: Statements = {
   processList: `SELECT ${PROCESS_COLUMNS} FROM agent_processes WHERE agent_id = $1 ORDER BY slot`,
   processListState: `SELECT ${PROCESS_COLUMNS} FROM agent_processes WHERE state = $1 ORDER BY agent_id, slot`,
   processSetState: 'UPDATE agent_processes SET state = $2 WHERE agent_id = $1',
+  schedules: ANSI_SCHEDULE_STATEMENTS,
 };
 
 export const SQLITE_STATEMENTS: Statements = common;

@@ -293,6 +293,42 @@ function v2(t: Types): string[] {
   ];
 }
 
+/**
+ * 3: cron schedules of jobs (one per job) and the fire times they claimed. The primary key of
+ * `schedule_fires` is what makes a fire time start at most one run across masters: each master
+ * inserts (schedule id, fire time) if absent, and only the one whose insert landed goes on.
+ */
+function v3(t: Types): string[] {
+  const id = t.key(KEY_LENGTHS.id);
+  return [
+    `CREATE TABLE schedules (
+      id ${id} NOT NULL,
+      job_id ${id} NOT NULL,
+      expression ${t.key(KEY_LENGTHS.name)} NOT NULL,
+      time_zone ${t.key(KEY_LENGTHS.code)} NOT NULL,
+      overlap ${t.key(KEY_LENGTHS.state)} NOT NULL,
+      misfire ${t.key(KEY_LENGTHS.state)} NOT NULL,
+      enabled ${t.bool} NOT NULL,
+      waiting_fire_at ${t.bigint} NULL,
+      created_at ${t.bigint} NOT NULL,
+      updated_at ${t.bigint} NOT NULL,
+      CONSTRAINT schedules_pkey PRIMARY KEY (id),
+      CONSTRAINT schedules_job_key UNIQUE (job_id)
+    )`,
+    'CREATE INDEX schedules_created ON schedules (created_at, id)',
+    `CREATE TABLE schedule_fires (
+      schedule_id ${id} NOT NULL,
+      fire_at ${t.bigint} NOT NULL,
+      claimed_at ${t.bigint} NOT NULL,
+      claimed_by ${id} NOT NULL,
+      outcome ${t.key(KEY_LENGTHS.state)} NOT NULL,
+      run_id ${id} NULL,
+      missed ${t.int} NOT NULL,
+      CONSTRAINT schedule_fires_pkey PRIMARY KEY (schedule_id, fire_at)
+    )`,
+  ];
+}
+
 function perDialect(build: (t: Types) => string[]): Record<SqlDialect, string[]> {
   return { sqlite: build(TYPES.sqlite), postgres: build(TYPES.postgres), mssql: build(TYPES.mssql) };
 }
@@ -308,7 +344,7 @@ const V6_NOT_MODIFIED: Record<SqlDialect, string[]> = {
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'jobs, runs, logs, results, tokens', statements: perDialect(v1) },
   { version: 2, description: 'agents and their crawler processes', statements: perDialect(v2) },
-  // Version 3 belongs to the schedules work (issue 10).
+  { version: 3, description: 'schedules and their claimed fire times', statements: perDialect(v3) },
   { version: 4, description: 'alert rules, alerts, webhooks, deliveries', statements: perDialect(v4) },
   {
     version: 5,

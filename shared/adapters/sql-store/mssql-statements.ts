@@ -18,6 +18,7 @@ import {
   type RunListFilter,
   type Statements,
 } from './statements.js';
+import { MSSQL_SCHEDULE_STATEMENTS } from './schedule-statements.js';
 
 /**
  * Every T-SQL statement the SQL Server store sends, written from the mssql driver's and SQL
@@ -123,6 +124,7 @@ export const MSSQL_STATEMENTS: Statements = {
   processList: `SELECT ${PROCESS_COLUMNS} FROM agent_processes WHERE agent_id = @v1 ORDER BY slot`,
   processListState: `SELECT ${PROCESS_COLUMNS} FROM agent_processes WHERE state = @v1 ORDER BY agent_id, slot`,
   processSetState: 'UPDATE agent_processes SET state = @v2 WHERE agent_id = @v1',
+  schedules: MSSQL_SCHEDULE_STATEMENTS,
 };
 
 /**

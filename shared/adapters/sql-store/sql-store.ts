@@ -13,6 +13,7 @@ import type {
   MigrationReport,
   ResultRepository,
   RunRepository,
+  ScheduleRepository,
   SqlStore,
   TokenRepository,
 } from '../../ports/sql-store.js';
@@ -30,6 +31,7 @@ import { jobRepository } from './repositories/jobs.js';
 import { logRepository } from './repositories/logs.js';
 import { resultRepository } from './repositories/results.js';
 import { runRepository } from './repositories/runs.js';
+import { scheduleRepository } from './repositories/schedules.js';
 import { tokenRepository } from './repositories/tokens.js';
 import { webhookRepository } from './repositories/webhooks.js';
 import type { Statements } from './statements.js';
@@ -56,6 +58,7 @@ export class DriverSqlStore implements SqlStore {
   readonly webhooks: WebhookRepository;
   readonly deliveries: DeliveryRepository;
   readonly agents: AgentRepository;
+  readonly schedules: ScheduleRepository;
   private closing: Promise<void> | null = null;
   private readonly now: () => number;
   private readonly migrations: readonly Migration[];
@@ -79,6 +82,7 @@ export class DriverSqlStore implements SqlStore {
     this.webhooks = webhookRepository(ctx);
     this.deliveries = deliveryRepository(ctx);
     this.agents = agentRepository(ctx);
+    this.schedules = scheduleRepository(ctx);
   }
 
   get dialect(): SqlDriver['dialect'] {

@@ -1,4 +1,5 @@
 import type { AlertStatements } from './alert-statements.js';
+import type { ScheduleStatements } from './schedule-statements.js';
 
 /**
  * The statements the store sends, as data: one set per dialect (ansi-statements.ts for SQLite and
@@ -112,6 +113,8 @@ export interface Statements {
   processListState: string;
   /** agent_id, state: every process of the agent */
   processSetState: string;
+  /** The schedule tables' (schedule-statements.ts). */
+  schedules: ScheduleStatements;
 }
 
 export const JOB_COLUMNS = 'id, name, settings, created_at, updated_at';
