@@ -3,37 +3,15 @@ import { after, before, describe, test } from 'node:test';
 import { fleetFacts } from '../../master/alerts/fleet-facts.js';
 import { startLostSweeper } from '../../master/fleet/lost-sweeper.js';
 import { silentLogger } from '../../shared/logger.js';
-import type { HostFacts, ProcessReport } from '../../shared/protocol/agent.js';
+import type { ProcessReport } from '../../shared/protocol/agent.js';
+import { processReport, TEST_HOST_FACTS } from '../helpers/agent-reports.js';
 import type { SqlStore } from '../../shared/ports/sql-store.js';
 import { AGENT_LOST_AFTER_MS, startTestMaster, type TestMaster } from '../helpers/master-api.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
-const facts: HostFacts = {
-  cpus: 2,
-  cpuModel: 'test cpu',
-  memoryTotalBytes: 4e9,
-  memoryFreeBytes: 2e9,
-  loadAverage: [0.5, 0.4, 0.3],
-  diskFreeBytes: 1e10,
-  diskTotalBytes: 2e10,
-  uptimeSeconds: 100,
-  platform: 'linux',
-  nodeVersion: 'v20.0.0',
-  agentPid: 123,
-};
-
-const proc = (slot: number, state: ProcessReport['state']): ProcessReport => ({
-  slot,
-  pid: 3000 + slot,
-  state,
-  startedAt: Date.now() - 60_000,
-  restarts: state === 'crash-loop' ? 5 : 0,
-  inFlight: 0,
-  pagesDone: 0,
-  errors: 0,
-  rssBytes: 50_000_000,
-  cpuSeconds: 1,
-});
+const facts = TEST_HOST_FACTS;
+const proc = (slot: number, state: ProcessReport['state']): ProcessReport =>
+  processReport(slot, { state, startedAt: Date.now() - 60_000, restarts: state === 'crash-loop' ? 5 : 0 });
 
 /**
  * What the fleet writes to SQL (heartbeats through the agent link, the lost sweeper) is what the

@@ -3,36 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startLostSweeper } from '../../master/fleet/lost-sweeper.js';
 import { silentLogger } from '../../shared/logger.js';
-import type { HostFacts, ProcessReport } from '../../shared/protocol/agent.js';
+import { processReport, TEST_HOST_FACTS } from '../helpers/agent-reports.js';
 import { AGENT_LOST_AFTER_MS, assertError, startTestMaster, type TestMaster } from '../helpers/master-api.js';
 
-const facts: HostFacts = {
-  cpus: 2,
-  cpuModel: 'test cpu',
-  memoryTotalBytes: 4e9,
-  memoryFreeBytes: 2e9,
-  loadAverage: [0.5, 0.4, 0.3],
-  diskFreeBytes: 1e10,
-  diskTotalBytes: 2e10,
-  uptimeSeconds: 100,
-  platform: 'linux',
-  nodeVersion: 'v20.0.0',
-  agentPid: 123,
-};
-
-const proc = (slot: number, fields: Partial<ProcessReport> = {}): ProcessReport => ({
-  slot,
-  pid: 2000 + slot,
-  state: 'running',
-  startedAt: Date.UTC(2026, 0, 1) - 60_000,
-  restarts: 0,
-  inFlight: 2,
-  pagesDone: 10,
-  errors: 0,
-  rssBytes: 100_000_000,
-  cpuSeconds: 3.5,
-  ...fields,
-});
+const facts = TEST_HOST_FACTS;
+const proc = processReport;
 
 /** The fleet routes of the master's API, in-process over the real SQLite store. */
 describe('master API: agents', () => {
