@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../../shared/files/atomic-write.js';
 import type { Logger } from '../../shared/logger.js';
@@ -15,14 +15,30 @@ export function pidFilePath(dataDir: string, agentId: string): string {
   return join(resolve(dataDir), 'agents', `${agentId.replace(/[^A-Za-z0-9._-]/g, '_')}.pids.json`);
 }
 
-/** Rewrites the file with the crawlers running now (atomically). */
+/**
+ * Rewrites the file with the crawlers running now (atomically). With none, the file goes (and its
+ * folder, when empty): an agent that stopped cleanly leaves nothing behind.
+ */
 export function writePids(path: string, pids: readonly number[]): void {
   const entries: Entry[] = pids.flatMap((pid) => {
     const stat = readProcStat(pid);
     return stat ? [{ pid, startTicks: stat.startTicks }] : [];
   });
+  if (entries.length === 0) {
+    removePidFile(path);
+    return;
+  }
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   writeFileAtomic(path, `${JSON.stringify(entries)}\n`);
+}
+
+function removePidFile(path: string): void {
+  rmSync(path, { force: true });
+  try {
+    if (readdirSync(dirname(path)).length === 0) rmdirSync(dirname(path));
+  } catch {
+    // the folder is gone already, or another agent's file appeared in it
+  }
 }
 
 function readEntries(path: string): Entry[] {

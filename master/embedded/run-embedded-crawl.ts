@@ -39,6 +39,9 @@ function roleEnv(plan: CrawlPlan, token: string): NodeJS.ProcessEnv {
     ACKCRAWL_TOKEN: token,
     ACKCRAWL_LOG_LEVEL: plan.verbose ? 'info' : 'warn',
     ACKCRAWL_OUT_DIR: plan.outDir,
+    // The crawl's state lives with its output (the agent's pid file among it), not in the cwd: two
+    // crawls into different folders never see each other's crawlers as orphans.
+    ACKCRAWL_DATA_DIR: plan.outDir,
     ACKCRAWL_GZIP: String(plan.gzip),
     ACKCRAWL_EXIT_WHEN_DONE: 'true',
     ACKCRAWL_FRONTIER: 'sqlite',

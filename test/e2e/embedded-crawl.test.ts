@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -20,11 +20,13 @@ const tmp = (): string => mkdtempSync(join(tmpdir(), 'ackcrawl-e2e-'));
 describe('ackcrawl crawl, embedded, against the fixture site', () => {
   let site: FixtureSite;
   let out: string;
+  let cwd: string;
   let result: Awaited<ReturnType<typeof runCli>>;
 
   before(async () => {
     site = await startFixtureSite();
     out = tmp();
+    cwd = tmp();
     result = await runCli(
       [
         'crawl',
@@ -41,11 +43,20 @@ describe('ackcrawl crawl, embedded, against the fixture site', () => {
         '--json',
       ],
       FAST,
+      120_000,
+      cwd,
     );
   });
   after(async () => {
     await site.close();
     rmSync(out, { recursive: true, force: true });
+    rmSync(cwd, { recursive: true, force: true });
+  });
+
+  test('leaves nothing in the working directory, and only the crawl in --out', () => {
+    assert.deepEqual(readdirSync(cwd), []);
+    const kept = readdirSync(out).filter((name) => !/^pages-\d+\.jsonl$/.test(name));
+    assert.deepEqual(kept.sort(), ['frontier.sqlite', 'recrawl-index.sqlite']);
   });
 
   test('exits 0 with a JSON summary that adds up', () => {

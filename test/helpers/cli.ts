@@ -9,10 +9,11 @@ export interface CliRun {
   done: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>;
 }
 
-/** Starts `ackcrawl <args>` as a child process; `done` resolves when it exits. */
-export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
+/** Starts `ackcrawl <args>` as a child process (in `cwd`, else ours); `done` resolves when it exits. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): CliRun {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, ...env },
+    cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -25,8 +26,8 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
   return { child, done };
 }
 
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000) {
-  const run = startCli(args, env);
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000, cwd?: string) {
+  const run = startCli(args, env, cwd);
   const timer = setTimeout(() => run.child.kill('SIGKILL'), timeoutMs);
   try {
     return await run.done;
