@@ -5,7 +5,7 @@ import type { CleanedPage } from './cleaned-page.js';
 import { pageLanguage } from './language.js';
 import { blockText } from './main-text.js';
 import { pageMetadata, publishedAtOf } from './page-metadata.js';
-import { stripRawText } from './strip-raw-text.js';
+import { stripUnread } from './strip-unread.js';
 
 export interface CleanOptions {
   /** Readability gives up on documents with more elements than this (hostile or huge pages). */
@@ -26,7 +26,7 @@ export const DEFAULT_MAX_ELEMENTS = 60_000;
  * be built; the caller records that as a page it could not clean.
  */
 export function cleanHtml(html: string, url: string | null, options: CleanOptions = {}): CleanedPage {
-  const stripped = stripRawText(html);
+  const stripped = stripUnread(html);
   const maxElements = options.maxElements ?? DEFAULT_MAX_ELEMENTS;
   // Readability's own limit counts getElementsByTagName('*'), which linkedom answers with none;
   // counting start tags in the text is cheaper anyway, and refuses a hostile page before parsing.

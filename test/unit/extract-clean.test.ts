@@ -6,7 +6,7 @@ import { cleanHtml } from '../../master/extract/clean-html.js';
 import { cleanSavedPage } from '../../master/extract/clean-saved-page.js';
 import { pageLanguage } from '../../master/extract/language.js';
 import { blockText } from '../../master/extract/main-text.js';
-import { stripRawText } from '../../master/extract/strip-raw-text.js';
+import { stripUnread } from '../../master/extract/strip-unread.js';
 import { tokenF1 } from '../../scripts/bench/extract/f1.js';
 import { FIXTURE_DIR } from '../../scripts/bench/extract/fixtures.js';
 import { parseHTML } from 'linkedom';
@@ -109,25 +109,52 @@ describe('pages that are not articles, or hostile', () => {
   });
 });
 
-describe('stripRawText', () => {
+describe('stripUnread', () => {
   test('removes scripts, styles, comments and inline SVG, keeps JSON-LD and look-alike tags', () => {
     const html =
       '<p>a</p><script>if (a < b) { "</p>" }</script><SCRIPT type="module">x</SCRIPT><style>p{}</style>' +
       '<!-- <script> --><svg viewBox="0 0 1 1"><path d="M0"/></svg><scripts>kept</scripts>' +
       '<script type="application/ld+json">{"@type":"NewsArticle"}</script><p>b</p>';
     assert.equal(
-      stripRawText(html),
+      stripUnread(html),
       '<p>a</p><scripts>kept</scripts><script type="application/ld+json">{"@type":"NewsArticle"}</script><p>b</p>',
     );
   });
 
   test('an unclosed script runs to the end, as in a browser; linear on many of them', () => {
-    assert.equal(stripRawText('<p>a</p><script>never closed <p>b</p>'), '<p>a</p>');
+    assert.equal(stripUnread('<p>a</p><script>never closed <p>b</p>'), '<p>a</p>');
     // `<script<script…` is no tag in HTML (the tag name runs on): kept, and found quickly.
     const hostile = '<script'.repeat(200_000);
     const started = performance.now();
-    assert.equal(stripRawText(`<p>x</p> ${hostile}`), `<p>x</p> ${hostile}`);
-    assert.equal(stripRawText(`<p>x</p>${'<style '.repeat(100_000)}`), '<p>x</p>');
+    assert.equal(stripUnread(`<p>x</p> ${hostile}`), `<p>x</p> ${hostile}`);
+    assert.equal(stripUnread(`<p>x</p>${'<style '.repeat(100_000)}`), '<p>x</p>');
+    assert.ok(performance.now() - started < 2_000, 'quadratic');
+  });
+
+  test('cuts page chrome with its nested elements of the same name; keeps look-alikes and forms', () => {
+    assert.equal(
+      stripUnread(
+        '<nav class="top"><ul><li><nav>inner</nav></li></ul></nav><p>a</p><NAV>x</NAV ><navbar>kept</navbar>' +
+          '<aside><p>related</p></aside><footer>(c)</footer><p>b<button type=button>Share</button></p>' +
+          '<iframe src="/ad"></iframe><picture><source srcset="x.webp"><img src="x.jpg"></picture>' +
+          '<form><p>c</p><select><option>1</option></select></form>',
+      ),
+      '<p>a</p><navbar>kept</navbar><p>b</p><form><p>c</p></form>',
+    );
+    // `</navigation>` does not close a nav.
+    assert.equal(stripUnread('<nav>a</navigation>b</nav><p>c</p>'), '<p>c</p>');
+  });
+
+  test('an unclosed chrome element is kept for the parser; linear on many of them', () => {
+    assert.equal(stripUnread('<nav><p>a</p>'), '<nav><p>a</p>');
+    assert.equal(stripUnread('<nav><nav>x</nav><p>a</p>'), '<nav><nav>x</nav><p>a</p>');
+    const started = performance.now();
+    const hostile = '<nav>'.repeat(200_000);
+    assert.equal(stripUnread(`<p>x</p>${hostile}`), `<p>x</p>${hostile}`);
+    const nested = `${'<aside>'.repeat(100_000)}${'</aside>'.repeat(100_000)}<p>y</p>`;
+    assert.equal(stripUnread(nested), '<p>y</p>');
+    const manyClosed = '<footer>f</footer><p>z</p>'.repeat(100_000);
+    assert.equal(stripUnread(manyClosed), '<p>z</p>'.repeat(100_000));
     assert.ok(performance.now() - started < 2_000, 'quadratic');
   });
 });
