@@ -9,6 +9,9 @@ import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { FireRow, MisfirePolicy, OverlapPolicy, SqlStore } from '../../shared/ports/sql-store.js';
 import { createRun } from '../../master/api/run-actions.js';
+import { masterConfigSchema } from '../../master/config.js';
+import { loadConfig } from '../../shared/config/load.js';
+import { ConfigError } from '../../shared/errors.js';
 import { nodeCronEngine } from '../../master/schedules/cron-engine.js';
 import { decideOverlap, planFires } from '../../master/schedules/fire-plan.js';
 import {
@@ -68,6 +71,20 @@ describe('schedules: fire plan', () => {
     assert.deepEqual(
       bad.map((p) => p.field),
       ['timeZone', 'expression'],
+    );
+  });
+});
+
+describe('schedules: master settings', () => {
+  it('the claim lease is ACKCRAWL_SCHEDULE_CLAIM_LEASE_MS: 60 s by default, at least 1 s', () => {
+    assert.equal(loadConfig(masterConfigSchema, {}).scheduleClaimLeaseMs, 60_000);
+    assert.equal(
+      loadConfig(masterConfigSchema, { ACKCRAWL_SCHEDULE_CLAIM_LEASE_MS: '5000' }).scheduleClaimLeaseMs,
+      5_000,
+    );
+    assert.throws(
+      () => loadConfig(masterConfigSchema, { ACKCRAWL_SCHEDULE_CLAIM_LEASE_MS: '10' }),
+      (err: unknown) => err instanceof ConfigError && /ACKCRAWL_SCHEDULE_CLAIM_LEASE_MS/.test(err.message),
     );
   });
 });
