@@ -70,6 +70,8 @@ export const masterConfigSchema = z
     scheduleSyncMs: field.int(100).default(5_000),
     /** A fire time older than this when first seen was missed; the schedule's misfire policy decides. */
     scheduleMisfireGraceMs: field.int(0).default(10_000),
+    /** A fire time still `claimed` this long after its claim (its master died) is taken over by another. */
+    scheduleClaimLeaseMs: field.int(1_000).default(60_000),
     maxBodyBytes: field.int(1024).default(1024 * 1024),
     headersTimeoutMs: field.int(100).default(10_000),
     requestTimeoutMs: field.int(100).default(30_000),

@@ -124,12 +124,13 @@ export async function startMaster(
       engine: cron,
       clock: { now: Date.now },
       masterId: `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
-      createRun: (job, runId) => createRun(runDeps, job, runId),
+      createRun: (job, runId, scheduledBy) => createRun(runDeps, job, runId, scheduledBy),
       newId: randomUUID,
       logger: logger.child({ module: 'schedules' }),
       options: {
         syncMs: config.scheduleSyncMs,
         misfireGraceMs: config.scheduleMisfireGraceMs,
+        claimLeaseMs: config.scheduleClaimLeaseMs,
         maxMissed: 1_000,
       },
     });

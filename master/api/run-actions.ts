@@ -1,5 +1,5 @@
 import type { RunCommand } from '../../shared/ports/run-control.js';
-import type { JobRow, RunRow, RunState } from '../../shared/ports/sql-store.js';
+import type { JobRow, RunRow, RunScheduledBy, RunState } from '../../shared/ports/sql-store.js';
 import type { MasterAppDeps } from './deps.js';
 
 export type RunAction = 'pause' | 'resume' | 'cancel';
@@ -34,9 +34,15 @@ const ZERO = { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, no
 /**
  * A new run of a job, the one way runs are made (`POST /jobs/{id}/runs` and the schedules):
  * queued in SQL with a snapshot of the job's settings, then announced to the schedulers. `id`,
- * when given, is the run's id (a schedule names it before it creates it).
+ * when given, is the run's id (a schedule names it when it claims the fire time, before it creates
+ * the run); `scheduledBy`, the schedule fire time the run is made for (null: made through the API).
  */
-export async function createRun(deps: RunDeps, job: JobRow, id: string = deps.newId()): Promise<RunRow> {
+export async function createRun(
+  deps: RunDeps,
+  job: JobRow,
+  id: string = deps.newId(),
+  scheduledBy: RunScheduledBy | null = null,
+): Promise<RunRow> {
   const row = await deps.store.runs.create({
     id,
     jobId: job.id,
@@ -49,6 +55,7 @@ export async function createRun(deps: RunDeps, job: JobRow, id: string = deps.ne
     schedulerId: null,
     heartbeatAt: null,
     error: null,
+    scheduledBy,
   });
   await notifySchedulers(deps, { type: 'start', runId: row.id, jobId: job.id, settings: row.settings });
   return row;

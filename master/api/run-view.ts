@@ -23,6 +23,10 @@ export function runView(row: RunRow, now: number, staleAfterMs: number): RunView
     startedAt: toIsoOrNull(row.startedAt),
     endedAt: toIsoOrNull(row.endedAt),
     error: row.error,
+    scheduledBy:
+      row.scheduledBy === null
+        ? null
+        : { scheduleId: row.scheduledBy.scheduleId, fireAt: toIso(row.scheduledBy.fireAt) },
   };
 }
 

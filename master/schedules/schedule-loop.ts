@@ -1,10 +1,23 @@
 import type { Logger } from '../../shared/logger.js';
-import type { JobRow, RunRow, ScheduleRow, SqlStore } from '../../shared/ports/sql-store.js';
+import type {
+  FireRow,
+  JobRow,
+  RunRow,
+  RunScheduledBy,
+  ScheduleRow,
+  SqlStore,
+} from '../../shared/ports/sql-store.js';
 import type { CronEngine, CronWatch } from './cron-engine.js';
 import { decideOverlap, planFires, type PlannedFire } from './fire-plan.js';
 
 /** Runs that are not final: what the overlap policy looks at. */
 const ACTIVE = ['queued', 'running', 'paused'] as const;
+
+export const DEFAULT_CLAIM_LEASE_MS = 60_000;
+/** How far back claims left `claimed` are taken over: an older one stays as it is. */
+export const RECLAIM_WINDOW_MS = 7 * 24 * 3_600_000;
+/** Stale claims taken over per schedule and sync (the rest at the next one). */
+const RECLAIM_BATCH = 100;
 
 export interface ScheduleLoopOptions {
   /** How often the schedules are read again from SQL (edits made through another master, waiting fire times). */
@@ -13,6 +26,11 @@ export interface ScheduleLoopOptions {
   misfireGraceMs: number;
   /** Most missed fire times counted per schedule. */
   maxMissed: number;
+  /**
+   * A fire time still `claimed` this long after its claim was made is taken over by the next loop
+   * that looks (its claimer died before settling it). Default 60 s: far longer than a claim takes.
+   */
+  claimLeaseMs?: number;
 }
 
 export interface ScheduleLoopDeps {
@@ -21,8 +39,8 @@ export interface ScheduleLoopDeps {
   clock: { now(): number };
   /** This master process, recorded on the fire times it claims. */
   masterId: string;
-  /** Makes a run of the job (master/api/run-actions.ts createRun), with the id given. */
-  createRun(job: JobRow, runId: string): Promise<RunRow>;
+  /** Makes a run of the job (master/api/run-actions.ts createRun), with the id and fire time given. */
+  createRun(job: JobRow, runId: string, scheduledBy: RunScheduledBy): Promise<RunRow>;
   newId(): string;
   logger: Logger;
   options: ScheduleLoopOptions;
@@ -50,6 +68,13 @@ interface Watched {
  * `POST /jobs/{id}/runs` makes one, or to waiting, or to a skip. node-cron wakes the loop at fire
  * times; the fire times themselves are counted from the schedule's last claimed one, so a late
  * wake-up, a master that was down, or a second master changes nothing about which fire times there were.
+ *
+ * A claim names the id its run will get. A master that dies between claiming and settling leaves
+ * the fire time `claimed`; once the claim is older than `claimLeaseMs`, the next master to look
+ * takes it over (a compare-and-set on the claim) and settles it `started` if the run with that id
+ * exists (the claimer died after making it), or else decides it as a fire time due now, with that
+ * id. Either way the fire time makes at most one run: a second attempt to make it finds the id taken.
+ * Claims older than RECLAIM_WINDOW_MS stay as they are.
  */
 export function createScheduleLoop(deps: ScheduleLoopDeps): ScheduleLoop {
   const { store, engine, logger } = deps;
@@ -78,8 +103,21 @@ export function createScheduleLoop(deps: ScheduleLoopDeps): ScheduleLoop {
   const activeRuns = async (jobId: string): Promise<number> =>
     (await store.runs.list({ jobId, states: ACTIVE, limit: 1 })).items.length;
 
-  const startRun = async (row: ScheduleRow, job: JobRow, fireAt: number): Promise<void> => {
-    const run = await deps.createRun(job, deps.newId());
+  const startRun = async (
+    row: ScheduleRow,
+    job: JobRow,
+    fireAt: number,
+    runId: string = deps.newId(),
+  ): Promise<void> => {
+    let run: RunRow;
+    try {
+      run = await deps.createRun(job, runId, { scheduleId: row.id, fireAt });
+    } catch (err) {
+      // A claimer that was slow rather than dead made the run after all (the id is taken): it is this fire time's.
+      const made = await store.runs.get(runId);
+      if (made === null) throw err;
+      run = made;
+    }
     await store.schedules.settleFire(row.id, fireAt, 'started', run.id);
     logger.info(
       { scheduleId: row.id, jobId: job.id, runId: run.id, fireAt: new Date(fireAt).toISOString() },
@@ -102,17 +140,22 @@ export function createScheduleLoop(deps: ScheduleLoopDeps): ScheduleLoop {
   };
 
   const fire = async (row: ScheduleRow, planned: PlannedFire): Promise<void> => {
-    const { fireAt } = planned;
+    const runId = deps.newId();
     const claimed = await store.schedules.claimFire({
       scheduleId: row.id,
-      fireAt,
+      fireAt: planned.fireAt,
       claimedAt: deps.clock.now(),
       claimedBy: deps.masterId,
       outcome: 'claimed',
-      runId: null,
+      runId,
       missed: planned.folded,
     });
-    if (!claimed) return;
+    if (claimed) await decide(row, planned, runId);
+  };
+
+  /** What a fire time this master claimed comes to: missed, skipped, waiting, or a run with `runId`. */
+  const decide = async (row: ScheduleRow, planned: PlannedFire, runId: string): Promise<void> => {
+    const { fireAt } = planned;
     const at = new Date(fireAt).toISOString();
     if (planned.kind === 'missed') {
       await store.schedules.settleFire(row.id, fireAt, 'missed', null);
@@ -130,7 +173,7 @@ export function createScheduleLoop(deps: ScheduleLoopDeps): ScheduleLoop {
     }
     const current = (await store.schedules.get(row.id)) ?? row;
     const decision = decideOverlap(current.overlap, await activeRuns(job.id), current.waitingFireAt !== null);
-    if (decision === 'start') return startRun(current, job, fireAt);
+    if (decision === 'start') return startRun(current, job, fireAt, runId);
     if (decision === 'wait' && (await store.schedules.swapWaiting(row.id, null, fireAt))) {
       await store.schedules.settleFire(row.id, fireAt, 'waiting', null);
       logger.info(
@@ -146,10 +189,62 @@ export function createScheduleLoop(deps: ScheduleLoopDeps): ScheduleLoop {
     );
   };
 
+  /** A claim left `claimed` past the lease, taken over by this master: see the loop's comment. */
+  const retryClaim = async (row: ScheduleRow, claim: FireRow): Promise<void> => {
+    const at = new Date(claim.fireAt).toISOString();
+    const log = { scheduleId: row.id, fireAt: at, claimedBy: claim.claimedBy, runId: claim.runId };
+    if (claim.runId !== null && (await store.runs.get(claim.runId)) !== null) {
+      await store.schedules.settleFire(row.id, claim.fireAt, 'started', claim.runId);
+      logger.warn(log, 'fire time left claimed by a master that stopped: its run was made, now settled');
+      return;
+    }
+    const current = (await store.schedules.get(row.id)) ?? row;
+    if (current.waitingFireAt === claim.fireAt) {
+      // Its claimer had queued it behind an active run: it waits, and releaseWaiting starts it.
+      await store.schedules.settleFire(row.id, claim.fireAt, 'waiting', null);
+      logger.warn(log, 'fire time left claimed by a master that stopped: it waits behind the active run');
+      return;
+    }
+    logger.warn(log, 'fire time left claimed by a master that stopped: decided again');
+    const [planned] = planFires({
+      due: [claim.fireAt],
+      now: deps.clock.now(),
+      graceMs: deps.options.misfireGraceMs,
+      misfire: current.misfire,
+    });
+    // A claim made before claims named their run has none: it gets one now.
+    if (planned !== undefined)
+      await decide(current, { ...planned, folded: claim.missed }, claim.runId ?? deps.newId());
+  };
+
+  /** Takes over the schedule's claims older than the lease (of the last RECLAIM_WINDOW_MS) and settles them. */
+  const retryStaleClaims = async (row: ScheduleRow): Promise<void> => {
+    const now = deps.clock.now();
+    const claimedBefore = now - (deps.options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
+    const stale = await store.schedules.staleClaims(
+      row.id,
+      claimedBefore,
+      now - RECLAIM_WINDOW_MS,
+      RECLAIM_BATCH,
+    );
+    for (const claim of stale) {
+      if (closed) return;
+      const mine = await store.schedules.reclaimFire(
+        row.id,
+        claim.fireAt,
+        claimedBefore,
+        deps.clock.now(),
+        deps.masterId,
+      );
+      if (mine) await retryClaim(row, claim);
+    }
+  };
+
   /** Fires every fire time of the schedule after its last claimed one, up to now. */
   const catchUp = (row: ScheduleRow): Promise<void> =>
     serial(row.id, async () => {
       await releaseWaiting(row);
+      await retryStaleClaims(row);
       const last = await store.schedules.lastFire(row.id);
       const anchor = Math.max(last?.fireAt ?? Number.MIN_SAFE_INTEGER, row.updatedAt);
       const now = deps.clock.now();

@@ -110,6 +110,17 @@ export interface RunRow {
   heartbeatAt: number | null;
   /** Why a run failed or was cancelled. */
   error: string | null;
+  /**
+   * The schedule fire time this run was made for (docs/schedules.md); null for a run made through
+   * `POST /jobs/{id}/runs` (and for runs written before schema version 7).
+   */
+  scheduledBy: RunScheduledBy | null;
+}
+
+/** Which schedule made a run, and for which of its fire times (ms since the epoch). */
+export interface RunScheduledBy {
+  scheduleId: string;
+  fireAt: number;
 }
 
 export interface RunRepository {
@@ -397,6 +408,13 @@ export interface FireRow {
   /** The master process that claimed it. */
   claimedBy: string;
   outcome: FireOutcome;
+  /**
+   * The id the fire time's run gets, chosen when it is claimed, before the run is made: a master
+   * that takes over a claim left `claimed` (its claimer died) finds out from it whether the run was
+   * made already, so a fire time never makes two runs. Kept once `started`; null once the fire
+   * time came to no run (`waiting`, `skipped`, `missed`), and in claims made before the id was
+   * chosen up front.
+   */
   runId: string | null;
   /** Fire times before this one that were missed and folded into it (misfire). */
   missed: number;
@@ -421,6 +439,24 @@ export interface ScheduleRepository {
    * every other (another master claimed it first).
    */
   claimFire(fire: FireRow): Promise<boolean>;
+  /**
+   * Claims still `claimed` whose claim is older than `claimedBefore` (their claimer presumably died
+   * before settling them), of fire times at or after `since`: oldest fire time first, at most
+   * `limit` (1..500).
+   */
+  staleClaims(scheduleId: string, claimedBefore: number, since: number, limit: number): Promise<FireRow[]>;
+  /**
+   * Compare-and-set take-over of a stale claim: it becomes this master's (`claimedAt`,
+   * `claimedBy`) only if it is still `claimed` and its claim older than `claimedBefore`. True for
+   * the one caller whose update landed, false for every other (and for a claim settled meanwhile).
+   */
+  reclaimFire(
+    scheduleId: string,
+    fireAt: number,
+    claimedBefore: number,
+    claimedAt: number,
+    claimedBy: string,
+  ): Promise<boolean>;
   /** Records what the claimer did with its fire time. */
   settleFire(scheduleId: string, fireAt: number, outcome: FireOutcome, runId: string | null): Promise<void>;
   /** The latest claimed fire time of the schedule, or null. */

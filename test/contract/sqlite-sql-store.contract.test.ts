@@ -143,6 +143,7 @@ describe('sqlite sql store: adapter specifics', () => {
           schedulerId: null,
           heartbeatAt: null,
           error: null,
+          scheduledBy: null,
         }));
         await Promise.all(runs.map((r) => store.runs.create(r)));
         // A failing transaction (a conflict half-way) among successful ones rolls back alone.

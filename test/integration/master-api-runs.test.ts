@@ -54,6 +54,7 @@ describe('master API: runs', () => {
     assert.equal(run.state, 'queued');
     const read = (await master.call('GET', `/api/v1/runs/${run.id}`)).json;
     assert.equal(read.jobId, jobId);
+    assert.equal(read.scheduledBy, null, 'made through the API, not by a schedule');
     assert.equal(read.settings.maxPages, 5);
     assert.deepEqual(read.counters, {
       done: 0,

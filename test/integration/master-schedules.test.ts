@@ -20,6 +20,7 @@ interface Fire {
 interface Run {
   id: string;
   state: string;
+  scheduledBy: { scheduleId: string; fireAt: string } | null;
 }
 
 const EVERY_3S = '*/3 * * * * *';
@@ -163,11 +164,14 @@ describe('schedules: two masters on one PostgreSQL database', () => {
     const allowRuns = await runs(allowJob);
     const runIds = new Set(allowFires.map((f) => f.runId));
     assert.equal(runIds.size, allowFires.length, 'one run per fire time');
-    for (const f of allowFires)
-      assert.ok(
-        allowRuns.some((r) => r.id === f.runId),
-        `run ${f.runId} exists`,
-      );
+    const allowSchedule = await api()<{ id: string }>('GET', `/jobs/${allowJob}/schedule`);
+    for (const f of allowFires) {
+      const run = allowRuns.find((r) => r.id === f.runId);
+      assert.ok(run, `run ${f.runId} exists`);
+      assert.deepEqual(run.scheduledBy, { scheduleId: allowSchedule.body.id, fireAt: f.fireAt });
+    }
+    const one = await api(1)<Run>('GET', `/runs/${allowFires[0]?.runId}`);
+    assert.deepEqual(one.body.scheduledBy?.fireAt, allowFires[0]?.fireAt, 'GET /runs/{id} shows it too');
     assert.ok(
       allowRuns.length <= allowFires.length + 1,
       'no run beyond the fire times (one may be on its way)',

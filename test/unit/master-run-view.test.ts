@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RUN_ACTIONS } from '../../master/api/run-actions.js';
-import { shownState, storedStatesFor } from '../../master/api/run-view.js';
+import { runView, shownState, storedStatesFor } from '../../master/api/run-view.js';
+import { runSchema } from '../../master/api/schemas/run.js';
 import { scopeAllows } from '../../master/api/auth/scopes.js';
 import { generateSecret, hashSecret, sameHash } from '../../master/api/auth/secrets.js';
 import type { RunRow } from '../../shared/ports/sql-store.js';
@@ -38,6 +39,29 @@ describe('a run as the master shows it', () => {
     assert.deepEqual(storedStatesFor(['queued']).sort(), ['queued', 'running']);
     assert.deepEqual(storedStatesFor(['running']), ['running']);
     assert.deepEqual(storedStatesFor(['paused', 'cancelled']), ['paused', 'cancelled']);
+  });
+
+  test('a run made by a schedule names the schedule and its fire time (ISO); one made through the API, null', () => {
+    const row: RunRow = {
+      id: 'r1',
+      jobId: 'j1',
+      state: 'queued',
+      settings: {},
+      counters: { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 },
+      createdAt: NOW,
+      startedAt: null,
+      endedAt: null,
+      schedulerId: null,
+      heartbeatAt: null,
+      error: null,
+      scheduledBy: { scheduleId: 's1', fireAt: Date.UTC(2026, 0, 1, 12) },
+    };
+    const shown = runView(row, NOW, STALE);
+    assert.deepEqual(shown.scheduledBy, { scheduleId: 's1', fireAt: '2026-01-01T12:00:00.000Z' });
+    assert.ok(runSchema.safeParse(shown).success, 'the view fits the documented schema');
+    const byApi = runView({ ...row, scheduledBy: null }, NOW, STALE);
+    assert.equal(byApi.scheduledBy, null);
+    assert.ok(runSchema.safeParse(byApi).success);
   });
 
   test('the command rules: resume needs paused, and goes back to where the run was', () => {

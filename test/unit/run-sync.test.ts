@@ -143,6 +143,7 @@ describe('RunSync against the SQLite store', () => {
       schedulerId: null,
       heartbeatAt: null,
       error: null,
+      scheduledBy: null,
     });
   }
 

@@ -7,11 +7,18 @@ import { after, before, describe, it } from 'node:test';
 import { createLocalRunControl } from '../../shared/adapters/run-control/local-run-control.js';
 import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
 import { silentLogger } from '../../shared/logger.js';
-import type { MisfirePolicy, OverlapPolicy, SqlStore } from '../../shared/ports/sql-store.js';
+import type { FireRow, MisfirePolicy, OverlapPolicy, SqlStore } from '../../shared/ports/sql-store.js';
 import { createRun } from '../../master/api/run-actions.js';
+import { masterConfigSchema } from '../../master/config.js';
+import { loadConfig } from '../../shared/config/load.js';
+import { ConfigError } from '../../shared/errors.js';
 import { nodeCronEngine } from '../../master/schedules/cron-engine.js';
 import { decideOverlap, planFires } from '../../master/schedules/fire-plan.js';
-import { createScheduleLoop, type ScheduleLoop } from '../../master/schedules/schedule-loop.js';
+import {
+  createScheduleLoop,
+  type ScheduleLoop,
+  type ScheduleLoopOptions,
+} from '../../master/schedules/schedule-loop.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const engine = nodeCronEngine();
@@ -68,6 +75,20 @@ describe('schedules: fire plan', () => {
   });
 });
 
+describe('schedules: master settings', () => {
+  it('the claim lease is ACKCRAWL_SCHEDULE_CLAIM_LEASE_MS: 60 s by default, at least 1 s', () => {
+    assert.equal(loadConfig(masterConfigSchema, {}).scheduleClaimLeaseMs, 60_000);
+    assert.equal(
+      loadConfig(masterConfigSchema, { ACKCRAWL_SCHEDULE_CLAIM_LEASE_MS: '5000' }).scheduleClaimLeaseMs,
+      5_000,
+    );
+    assert.throws(
+      () => loadConfig(masterConfigSchema, { ACKCRAWL_SCHEDULE_CLAIM_LEASE_MS: '10' }),
+      (err: unknown) => err instanceof ConfigError && /ACKCRAWL_SCHEDULE_CLAIM_LEASE_MS/.test(err.message),
+    );
+  });
+});
+
 describe('schedules: the loop, with an injected clock', () => {
   let dir: string;
   let store: SqlStore;
@@ -110,17 +131,17 @@ describe('schedules: the loop, with an injected clock', () => {
     });
     const runControl = createLocalRunControl(silentLogger());
     const loops: ScheduleLoop[] = [];
-    const loop = (masterId: string): ScheduleLoop => {
+    const runDeps = { store, runControl, clock, newId: randomUUID, logger: silentLogger() };
+    const loop = (masterId: string, options: Partial<ScheduleLoopOptions> = {}): ScheduleLoop => {
       const made = createScheduleLoop({
         store,
         engine,
         clock,
         masterId,
-        createRun: (job, runId) =>
-          createRun({ store, runControl, clock, newId: randomUUID, logger: silentLogger() }, job, runId),
+        createRun: (job, runId, scheduledBy) => createRun(runDeps, job, runId, scheduledBy),
         newId: randomUUID,
         logger: silentLogger(),
-        options: { syncMs: 3_600_000, misfireGraceMs: 2_000, maxMissed: 1_000 },
+        options: { syncMs: 3_600_000, misfireGraceMs: 2_000, maxMissed: 1_000, ...options },
       });
       loops.push(made);
       return made;
@@ -132,7 +153,29 @@ describe('schedules: the loop, with an injected clock', () => {
       await runControl.close();
     };
     cleanups.push(close);
-    return { clock, jobId, schedule, loop, runs, fires, close };
+    /** What a master that died right after claiming `fireAt` (and choosing its run id) left behind. */
+    const deadClaim = async (fireAt: number, fields: Partial<FireRow> = {}): Promise<FireRow> => {
+      const claim: FireRow = {
+        scheduleId: schedule.id,
+        fireAt,
+        claimedAt: fireAt,
+        claimedBy: 'dead-master',
+        outcome: 'claimed',
+        runId: randomUUID(),
+        missed: 0,
+        ...fields,
+      };
+      assert.equal(await store.schedules.claimFire(claim), true);
+      return claim;
+    };
+    const fireOf = async (at: number) => (await fires()).find((f) => f.fireAt === at);
+    const runsFor = async (at: number) => (await runs()).filter((r) => r.scheduledBy?.fireAt === at);
+    const jobRow = async () => {
+      const job = await store.jobs.get(jobId);
+      assert.ok(job);
+      return job;
+    };
+    return { clock, jobId, schedule, loop, runs, fires, close, deadClaim, fireOf, runsFor, jobRow, runDeps };
   }
 
   it('skip: a fire time while a run is not final starts nothing', async () => {
@@ -180,6 +223,14 @@ describe('schedules: the loop, with an injected clock', () => {
     const fires = await t.fires();
     assert.equal(fires[1]?.outcome, 'started');
     assert.equal(fires[1]?.runId, runs[0]?.id, 'the waiting fire time made the new run');
+    assert.deepEqual(
+      runs.map((r) => r.scheduledBy),
+      [
+        { scheduleId: t.schedule.id, fireAt: T0 + 20_000 },
+        { scheduleId: t.schedule.id, fireAt: T0 + 10_000 },
+      ],
+      'the released run names the fire time that waited, not the time it was released',
+    );
     assert.equal((await store.schedules.get(t.schedule.id))?.waitingFireAt, null);
     await t.close();
   });
@@ -192,7 +243,135 @@ describe('schedules: the loop, with an injected clock', () => {
       t.clock.advance(10_000);
       await loop.refresh();
     }
-    assert.equal((await t.runs()).length, 3);
+    const runs = await t.runs();
+    assert.equal(runs.length, 3);
+    const fires = await t.fires();
+    for (const f of fires) {
+      const run = runs.find((r) => r.id === f.runId);
+      assert.deepEqual(run?.scheduledBy, { scheduleId: t.schedule.id, fireAt: f.fireAt }, JSON.stringify(f));
+    }
+    await t.close();
+  });
+
+  it('a claim names its run id before the run is made, and the run takes it', async () => {
+    const t = await setup('allow');
+    let claimedRunId: string | null | undefined;
+    const loop = createScheduleLoop({
+      store,
+      engine,
+      clock: t.clock,
+      masterId: 'a',
+      // What the claim says at the moment the run is made.
+      createRun: async (job, runId, scheduledBy) => {
+        claimedRunId = (await t.fireOf(scheduledBy.fireAt))?.runId;
+        assert.equal((await t.fireOf(scheduledBy.fireAt))?.outcome, 'claimed');
+        return createRun(t.runDeps, job, runId, scheduledBy);
+      },
+      newId: randomUUID,
+      logger: silentLogger(),
+      options: { syncMs: 3_600_000, misfireGraceMs: 2_000, maxMissed: 1_000 },
+    });
+    try {
+      await loop.start();
+      t.clock.advance(10_000);
+      await loop.refresh();
+    } finally {
+      await loop.close();
+    }
+    const [run] = await t.runs();
+    assert.ok(run);
+    assert.equal(claimedRunId, run.id);
+    assert.equal((await t.fireOf(T0 + 10_000))?.runId, run.id);
+    await t.close();
+  });
+
+  it('a claim left claimed by a dead master is taken over after the lease, by one of two loops, and makes one run', async () => {
+    const t = await setup('allow', 'run-once');
+    const dead = await t.deadClaim(T0 + 10_000);
+    const [a, b] = [t.loop('a', { claimLeaseMs: 30_000 }), t.loop('b', { claimLeaseMs: 30_000 })];
+    t.clock.advance(20_000);
+    await Promise.all([a.start(), b.start()]);
+    assert.deepEqual(await t.fireOf(T0 + 10_000), dead, 'within the lease the claim is left to its master');
+    assert.equal(await store.runs.get(dead.runId ?? ''), null);
+
+    t.clock.advance(25_000); // the claim is 35 s old: past the lease
+    await Promise.all([a.refresh(), b.refresh()]);
+    const settled = await t.fireOf(T0 + 10_000);
+    assert.equal(settled?.outcome, 'started');
+    assert.equal(settled?.runId, dead.runId, 'the run took the id the claim named');
+    assert.ok(['a', 'b'].includes(settled?.claimedBy ?? ''), `taken over by ${settled?.claimedBy}`);
+    assert.equal(settled?.claimedAt, t.clock.now());
+    const made = await t.runsFor(T0 + 10_000);
+    assert.deepEqual(
+      made.map((r) => [r.id, r.scheduledBy?.scheduleId]),
+      [[dead.runId, t.schedule.id]],
+    );
+
+    // Later syncs of both find nothing left to take over.
+    t.clock.advance(60_000);
+    await Promise.all([a.refresh(), b.refresh()]);
+    assert.equal((await t.runsFor(T0 + 10_000)).length, 1);
+    assert.deepEqual(
+      (await t.fires()).filter((f) => f.outcome === 'claimed'),
+      [],
+    );
+    const fires = await t.fires();
+    assert.equal((await t.runs()).length, fires.filter((f) => f.outcome === 'started').length);
+    await t.close();
+  });
+
+  it('a stale claim whose run was made already is settled started with it: no second run', async () => {
+    // skip: were the claim decided again, the dead master's queued run would make it `skipped`.
+    const t = await setup('skip', 'run-once');
+    const dead = await t.deadClaim(T0 + 10_000);
+    await createRun(t.runDeps, await t.jobRow(), dead.runId ?? '', {
+      scheduleId: t.schedule.id,
+      fireAt: T0 + 10_000,
+    });
+    t.clock.advance(75_000);
+    const loop = t.loop('a'); // the default lease, 60 s
+    await loop.start();
+    assert.deepEqual(
+      { ...(await t.fireOf(T0 + 10_000)), claimedAt: 0 },
+      { ...dead, outcome: 'started', claimedBy: 'a', claimedAt: 0 },
+    );
+    assert.deepEqual(
+      (await t.runsFor(T0 + 10_000)).map((r) => r.id),
+      [dead.runId],
+    );
+    await t.close();
+  });
+
+  it('a stale claim its master had queued behind an active run waits, and starts once the run ends', async () => {
+    const t = await setup('queue', 'run-once');
+    const active = await createRun(t.runDeps, await t.jobRow());
+    const dead = await t.deadClaim(T0 + 10_000);
+    assert.equal(await store.schedules.swapWaiting(t.schedule.id, null, T0 + 10_000), true);
+    t.clock.advance(75_000);
+    const loop = t.loop('a');
+    await loop.start();
+    assert.equal((await t.fireOf(T0 + 10_000))?.outcome, 'waiting');
+    assert.deepEqual(
+      (await t.runs()).map((r) => r.id),
+      [active.id],
+    );
+    await store.runs.transition(active.id, ['queued'], 'cancelled', { endedAt: t.clock.now() });
+    await loop.refresh();
+    const released = await t.runsFor(T0 + 10_000);
+    assert.equal(released.length, 1);
+    assert.equal((await t.fireOf(T0 + 10_000))?.runId, released[0]?.id);
+    assert.notEqual(released[0]?.id, dead.runId);
+    await t.close();
+  });
+
+  it('a stale claim under misfire skip is recorded missed, with no run', async () => {
+    const t = await setup('allow', 'skip');
+    const dead = await t.deadClaim(T0 + 10_000, { missed: 4 });
+    t.clock.advance(75_000);
+    await t.loop('a').start();
+    const settled = await t.fireOf(T0 + 10_000);
+    assert.deepEqual([settled?.outcome, settled?.runId, settled?.missed], ['missed', null, dead.missed]);
+    assert.equal(await store.runs.get(dead.runId ?? ''), null);
     await t.close();
   });
 

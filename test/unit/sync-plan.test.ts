@@ -18,6 +18,7 @@ function row(id: string, state: RunState, extra: Partial<RunRow> = {}): RunRow {
     schedulerId: null,
     heartbeatAt: null,
     error: null,
+    scheduledBy: null,
     ...extra,
   };
 }

@@ -35,6 +35,17 @@ export const runSchema = z.object({
   startedAt: isoTime.nullable(),
   endedAt: isoTime.nullable(),
   error: z.string().nullable().describe('Why it failed or was cancelled.'),
+  scheduledBy: z
+    .object({
+      scheduleId: z.string().describe('The schedule of the job that made the run.'),
+      fireAt: isoTime.describe(
+        'The fire time it was made for (one that waited behind an active run: that fire time, not when the run was made).',
+      ),
+    })
+    .nullable()
+    .describe(
+      'The schedule fire time that made the run (docs/schedules.md); null for a run made through the API.',
+    ),
 });
 export type RunView = z.input<typeof runSchema>;
 

@@ -48,7 +48,10 @@ export const fireSchema = z.object({
   claimedAt: isoTime,
   claimedBy: z.string().describe('The master process that claimed the fire time.'),
   outcome: z.enum(FIRE_OUTCOMES),
-  runId: z.string().nullable().describe('The run it started, if it did.'),
+  runId: z
+    .string()
+    .nullable()
+    .describe('The run it started, if it did; while `claimed`, the id its run will get.'),
   missed: z.number().int().describe('Missed fire times folded into this one (misfire run-once or skip).'),
 });
 

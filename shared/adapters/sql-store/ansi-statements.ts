@@ -58,7 +58,7 @@ const common: Statements = {
   jobUpdate: `UPDATE jobs SET ${setIf('name', 2)}, ${setIf('settings', 4)}, updated_at = $6 WHERE id = $1`,
   jobDelete: 'DELETE FROM jobs WHERE id = $1',
 
-  runInsert: `INSERT INTO runs (${RUN_COLUMNS}) VALUES (${placeholderList($, 1, 16)})`,
+  runInsert: `INSERT INTO runs (${RUN_COLUMNS}) VALUES (${placeholderList($, 1, columnCount(RUN_COLUMNS))})`,
   runGet: `SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1`,
   runList,
   runTransition,

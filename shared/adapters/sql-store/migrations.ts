@@ -341,6 +341,26 @@ const V6_NOT_MODIFIED: Record<SqlDialect, string[]> = {
   mssql: [`ALTER TABLE runs ADD not_modified ${TYPES.mssql.bigint} NOT NULL DEFAULT 0`],
 };
 
+/**
+ * 7: a run made by a schedule names the schedule and the fire time it was made for (both NULL for a
+ * run made through the API, and in rows written before).
+ */
+const V7_SCHEDULED_BY: Record<SqlDialect, string[]> = {
+  sqlite: [
+    `ALTER TABLE runs ADD COLUMN schedule_id ${TYPES.sqlite.key(KEY_LENGTHS.id)} NULL`,
+    `ALTER TABLE runs ADD COLUMN fire_at ${TYPES.sqlite.bigint} NULL`,
+  ],
+  postgres: [
+    `ALTER TABLE runs ADD COLUMN schedule_id ${TYPES.postgres.key(KEY_LENGTHS.id)} NULL`,
+    `ALTER TABLE runs ADD COLUMN fire_at ${TYPES.postgres.bigint} NULL`,
+  ],
+  // T-SQL has no COLUMN keyword here.
+  mssql: [
+    `ALTER TABLE runs ADD schedule_id ${TYPES.mssql.key(KEY_LENGTHS.id)} NULL`,
+    `ALTER TABLE runs ADD fire_at ${TYPES.mssql.bigint} NULL`,
+  ],
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'jobs, runs, logs, results, tokens', statements: perDialect(v1) },
   { version: 2, description: 'agents and their crawler processes', statements: perDialect(v2) },
@@ -356,6 +376,7 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   { version: 6, description: 'runs count not-modified pages', statements: V6_NOT_MODIFIED },
+  { version: 7, description: 'runs name the schedule fire time that made them', statements: V7_SCHEDULED_BY },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -75,7 +75,7 @@ export const MSSQL_STATEMENTS: Statements = {
   jobUpdate: `UPDATE jobs SET ${setIf('name', 2)}, ${setIf('settings', 4)}, updated_at = @v6 WHERE id = @v1`,
   jobDelete: 'DELETE FROM jobs WHERE id = @v1',
 
-  runInsert: `INSERT INTO runs (${RUN_COLUMNS}) VALUES (${placeholderList(v, 1, 16)})`,
+  runInsert: `INSERT INTO runs (${RUN_COLUMNS}) VALUES (${placeholderList(v, 1, columnCount(RUN_COLUMNS))})`,
   runGet: `SELECT ${RUN_COLUMNS} FROM runs WHERE id = @v1`,
   runList,
   runTransition,

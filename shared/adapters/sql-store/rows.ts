@@ -56,6 +56,10 @@ export function toRun(r: SqlRow): RunRow {
     schedulerId: strOrNull(r.scheduler_id),
     heartbeatAt: numOrNull(r.heartbeat_at),
     error: strOrNull(r.error),
+    scheduledBy:
+      r.schedule_id === null || r.schedule_id === undefined || r.fire_at === null || r.fire_at === undefined
+        ? null
+        : { scheduleId: str(r.schedule_id), fireAt: num(r.fire_at) },
   };
 }
 

@@ -30,6 +30,10 @@ export interface ScheduleStatements {
   fireClaim: string;
   /** schedule_id, fire_at, outcome, run_id */
   fireSettle: string;
+  /** schedule_id, claimed before, fire_at since, limit: claims still `claimed`, oldest fire time first */
+  fireStale: string;
+  /** schedule_id, fire_at, claimed before, claimed_at, claimed_by: only while still `claimed` that long */
+  fireReclaim: string;
   /** schedule_id, cursor fire_at, limit: newest first */
   fireList: string;
   /** schedule_id */
@@ -43,6 +47,9 @@ export const FIRE_COLUMNS = 'schedule_id, fire_at, claimed_at, claimed_by, outco
 const REPLACE_SET =
   'expression = {2}, time_zone = {3}, overlap = {4}, misfire = {5}, enabled = {6}, updated_at = {7}';
 
+const STALE_WHERE = (p: string): string =>
+  `schedule_id = ${p}1 AND outcome = 'claimed' AND claimed_at < ${p}2 AND fire_at >= ${p}3`;
+
 function common(p: (n: number) => string) {
   const fill = (template: string): string => template.replace(/\{(\d+)\}/g, (_, n: string) => p(Number(n)));
   return {
@@ -55,6 +62,9 @@ function common(p: (n: number) => string) {
     scheduleWaitingFromNone: `UPDATE schedules SET waiting_fire_at = ${p(2)} WHERE id = ${p(1)} AND waiting_fire_at IS NULL`,
     scheduleWaitingSwap: `UPDATE schedules SET waiting_fire_at = ${p(2)} WHERE id = ${p(1)} AND waiting_fire_at = ${p(3)}`,
     fireSettle: `UPDATE schedule_fires SET outcome = ${p(3)}, run_id = ${p(4)} WHERE schedule_id = ${p(1)} AND fire_at = ${p(2)}`,
+    fireReclaim:
+      `UPDATE schedule_fires SET claimed_at = ${p(4)}, claimed_by = ${p(5)} ` +
+      `WHERE schedule_id = ${p(1)} AND fire_at = ${p(2)} AND outcome = 'claimed' AND claimed_at < ${p(3)}`,
     fireDeleteBySchedule: `DELETE FROM schedule_fires WHERE schedule_id = ${p(1)}`,
   };
 }
@@ -66,6 +76,7 @@ export const ANSI_SCHEDULE_STATEMENTS: ScheduleStatements = {
   scheduleList: `SELECT ${SCHEDULE_COLUMNS} FROM schedules WHERE (created_at, id) > ($1, $2) ORDER BY created_at, id LIMIT $3`,
   fireClaim: `INSERT INTO schedule_fires (${FIRE_COLUMNS}) VALUES (${placeholderList($, 1, 7)}) ON CONFLICT (schedule_id, fire_at) DO NOTHING`,
   fireList: `SELECT ${FIRE_COLUMNS} FROM schedule_fires WHERE schedule_id = $1 AND fire_at < $2 ORDER BY fire_at DESC LIMIT $3`,
+  fireStale: `SELECT ${FIRE_COLUMNS} FROM schedule_fires WHERE ${STALE_WHERE('$')} ORDER BY fire_at LIMIT $4`,
 };
 
 const v = (n: number): string => `@v${n}`;
@@ -77,4 +88,5 @@ export const MSSQL_SCHEDULE_STATEMENTS: ScheduleStatements = {
     'WHERE (created_at > @v1 OR (created_at = @v1 AND id > @v2)) ORDER BY created_at, id',
   fireClaim: `INSERT INTO schedule_fires (${FIRE_COLUMNS}) VALUES (${placeholderList(v, 1, 7)})`,
   fireList: `SELECT TOP (@v3) ${FIRE_COLUMNS} FROM schedule_fires WHERE schedule_id = @v1 AND fire_at < @v2 ORDER BY fire_at DESC`,
+  fireStale: `SELECT TOP (@v4) ${FIRE_COLUMNS} FROM schedule_fires WHERE ${STALE_WHERE('@v')} ORDER BY fire_at`,
 };

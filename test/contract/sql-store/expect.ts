@@ -51,6 +51,7 @@ export function run(jobId: string, fields: Partial<RunRow> = {}): RunRow {
     schedulerId: null,
     heartbeatAt: null,
     error: null,
+    scheduledBy: null,
     ...fields,
   };
 }

@@ -11,6 +11,7 @@ export function runCases(define: DefineCase): void {
       settings: { maxPages: 2, seeds: ['http://ü.example/'] },
       counters: { done: 5, failed: 2, queued: 9, inFlight: 3, pagesPerSecond: 12.75, notModified: 4 },
       createdAt: 1_700_000_000_123,
+      scheduledBy: { scheduleId: 'sched-1', fireAt: 1_700_000_000_000 },
     });
     assert.deepEqual(await store.runs.create(r), r);
     assert.deepEqual(await store.runs.get('r1'), r);
@@ -123,6 +124,38 @@ export function runCases(define: DefineCase): void {
     assert.deepEqual((await store.runs.list({ jobId: 'nobody' })).items, []);
     assert.equal((await store.runs.list({ states: [...states] })).items.length, 12);
   });
+
+  define(
+    'runs: the schedule fire time that made a run is kept by every read (get, list, endedSince, transition)',
+    async ({ store }) => {
+      const scheduledBy = { scheduleId: 'sched-9', fireAt: 1_767_225_600_000 };
+      await store.runs.create(run('j', { id: 'by-schedule', scheduledBy, createdAt: 10 }));
+      await store.runs.create(run('j', { id: 'by-api', createdAt: 20 }));
+      assert.deepEqual((await store.runs.get('by-schedule'))?.scheduledBy, scheduledBy);
+      assert.equal((await store.runs.get('by-api'))?.scheduledBy, null);
+      assert.deepEqual(
+        (await store.runs.list({ jobId: 'j' })).items.map((r) => [r.id, r.scheduledBy]),
+        [
+          ['by-api', null],
+          ['by-schedule', scheduledBy],
+        ],
+      );
+      const ended = await store.runs.transition('by-schedule', ['queued'], 'cancelled', { endedAt: 30 });
+      assert.deepEqual(ended?.scheduledBy, scheduledBy);
+      // endedSince reads through the alert statements' own copy of the run columns: the whole row.
+      assert.deepEqual(await store.runs.endedSince(30, 10), [ended]);
+      await rejectsWith(
+        store.runs.create(run('j', { scheduledBy: { scheduleId: 'x'.repeat(200), fireAt: 1 } })),
+        'SQL_INVALID_VALUE',
+        { field: 'scheduledBy.scheduleId' },
+      );
+      await rejectsWith(
+        store.runs.create(run('j', { scheduledBy: { scheduleId: 's', fireAt: 1.5 } })),
+        'SQL_INVALID_VALUE',
+        { field: 'scheduledBy.fireAt' },
+      );
+    },
+  );
 
   define(
     'runs: report sets counters and heartbeat in one batch; unknown ids are ignored',

@@ -142,6 +142,93 @@ export function scheduleCases(define: DefineCase): void {
     },
   );
 
+  define(
+    'schedules: a claim names its run; stale claims are those still claimed, older than the lease, in the window',
+    async ({ store }) => {
+      await store.schedules.put(schedule());
+      await store.schedules.put(schedule({ id: 's2', jobId: 'j2' }));
+      const claims = [
+        fire({ fireAt: 10_000, claimedAt: 10_005, runId: 'run-too-old' }),
+        fire({ fireAt: 20_000, claimedAt: 20_005, runId: 'run-a', missed: 3 }),
+        fire({ fireAt: 30_000, claimedAt: 30_005, runId: 'run-settled' }),
+        fire({ fireAt: 40_000, claimedAt: 40_005, runId: null }),
+        fire({ fireAt: 50_000, claimedAt: 50_005, runId: 'run-fresh' }),
+        fire({ scheduleId: 's2', fireAt: 20_000, claimedAt: 20_005, runId: 'run-other' }),
+      ];
+      // Claimed out of order: the answer is by fire time all the same.
+      for (const c of [...claims].reverse()) assert.equal(await store.schedules.claimFire(c), true);
+      assert.deepEqual(
+        await store.schedules.lastFire('s1'),
+        claims[4],
+        'the run id is stored with the claim',
+      );
+      await store.schedules.settleFire('s1', 30_000, 'started', 'run-settled');
+
+      const stale = await store.schedules.staleClaims('s1', 50_000, 15_000, 10);
+      assert.deepEqual(stale, [claims[1], claims[3]]);
+      assert.deepEqual(
+        (await store.schedules.staleClaims('s1', 50_006, 0, 10)).map((f) => f.fireAt),
+        [10_000, 20_000, 40_000, 50_000],
+        'claimed before is strict; since is inclusive',
+      );
+      assert.deepEqual(
+        (await store.schedules.staleClaims('s1', 50_006, 20_000, 1)).map((f) => f.fireAt),
+        [20_000],
+        'at most limit, oldest fire time first',
+      );
+      assert.deepEqual(await store.schedules.staleClaims('s1', 10_005, 0, 10), []);
+      assert.deepEqual(await store.schedules.staleClaims('nope', 99_000, 0, 10), []);
+    },
+  );
+
+  define(
+    'schedules: reclaiming a stale claim is a compare-and-set: one winner, never a settled or fresh claim',
+    async ({ store, another }) => {
+      await store.schedules.put(schedule());
+      await store.schedules.claimFire(fire({ fireAt: 20_000, claimedAt: 20_005, runId: 'run-a', missed: 2 }));
+      await store.schedules.claimFire(fire({ fireAt: 30_000, claimedAt: 30_005, runId: 'run-b' }));
+      await store.schedules.claimFire(fire({ fireAt: 40_000, claimedAt: 45_000, runId: 'run-c' }));
+      await store.schedules.settleFire('s1', 30_000, 'skipped', null);
+
+      assert.equal(
+        await store.schedules.reclaimFire('s1', 30_000, 40_000, 90_000, 'master-b'),
+        false,
+        'settled',
+      );
+      assert.equal(
+        await store.schedules.reclaimFire('s1', 40_000, 40_000, 90_000, 'master-b'),
+        false,
+        'fresh',
+      );
+      assert.equal(
+        await store.schedules.reclaimFire('s1', 99_000, 40_000, 90_000, 'master-b'),
+        false,
+        'absent',
+      );
+
+      const other = await another();
+      const results = await Promise.all([
+        store.schedules.reclaimFire('s1', 20_000, 40_000, 90_000, 'master-b'),
+        other.schedules.reclaimFire('s1', 20_000, 40_000, 90_001, 'master-c'),
+        store.schedules.reclaimFire('s1', 20_000, 40_000, 90_002, 'master-d'),
+      ]);
+      assert.equal(results.filter(Boolean).length, 1, JSON.stringify(results));
+      const winner = ['master-b', 'master-c', 'master-d'][results.indexOf(true)];
+      const [taken] = (await store.schedules.listFires('s1')).items.filter((f) => f.fireAt === 20_000);
+      assert.deepEqual(taken, {
+        ...fire({ fireAt: 20_000, runId: 'run-a', missed: 2 }),
+        claimedAt: 90_000 + results.indexOf(true),
+        claimedBy: winner,
+      });
+      assert.deepEqual(await store.schedules.staleClaims('s1', 40_000, 0, 10), [], 'no longer stale');
+      assert.equal(
+        await store.schedules.reclaimFire('s1', 20_000, 40_000, 95_000, 'master-e'),
+        false,
+        'taken over once',
+      );
+    },
+  );
+
   define('schedules: the waiting fire time is a compare-and-set', async ({ store }) => {
     await store.schedules.put(schedule({ overlap: 'queue' }));
     assert.equal(await store.schedules.swapWaiting('s1', null, 5_000), true);

@@ -121,6 +121,7 @@ export function schemaCases(define: DefineCase): void {
       schedulerId: 'sched-1',
       heartbeatAt: 7,
       error: null,
+      scheduledBy: null,
     });
     await store.logs.append([
       {

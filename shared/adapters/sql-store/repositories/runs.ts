@@ -59,8 +59,15 @@ export function runRepository(ctx: StoreContext): RunRepository {
           optionalWhole('heartbeatAt', run.heartbeatAt),
           optionalText(run.error),
           whole('counters.notModified', c.notModified),
+          optionalKey('scheduledBy.scheduleId', run.scheduledBy?.scheduleId ?? null),
+          optionalWhole('scheduledBy.fireAt', run.scheduledBy?.fireAt ?? null),
         ]);
-        return { ...run, counters: { ...c }, settings: JSON.parse(settings) as unknown };
+        return {
+          ...run,
+          counters: { ...c },
+          settings: JSON.parse(settings) as unknown,
+          scheduledBy: run.scheduledBy === null ? null : { ...run.scheduledBy },
+        };
       }),
 
     get: (id) =>

@@ -161,6 +161,29 @@ export function scheduleRepository(ctx: StoreContext): ScheduleRepository {
         ]);
       }),
 
+    staleClaims: (scheduleId, claimedBefore, since, limit) =>
+      guard('schedules.staleClaims', async () => {
+        const rows = await driver.all(sql.fireStale, [
+          scheduleId,
+          whole('claimedBefore', claimedBefore),
+          whole('since', since),
+          limitOf({ limit }),
+        ]);
+        return rows.map(toFire);
+      }),
+
+    reclaimFire: (scheduleId, fireAt, claimedBefore, claimedAt, claimedBy) =>
+      guard('schedules.reclaimFire', async () => {
+        const changed = await driver.run(sql.fireReclaim, [
+          scheduleId,
+          whole('fireAt', fireAt),
+          whole('claimedBefore', claimedBefore),
+          whole('claimedAt', claimedAt),
+          key('claimedBy', claimedBy),
+        ]);
+        return changed > 0;
+      }),
+
     lastFire: (scheduleId) =>
       guard('schedules.lastFire', async () => {
         const [row] = await driver.all(sql.fireList, [scheduleId, HIGHEST.number, 1]);
