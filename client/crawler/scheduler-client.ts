@@ -352,7 +352,9 @@ export class SchedulerClient {
       { code, reason, retryInMs: this.backoffMs },
       'scheduler connection closed; reconnecting',
     );
-    setTimeout(() => this.connect(), this.backoffMs).unref();
+    // Not unref'd: with the socket gone it is all that keeps the crawler alive, and a crawler
+    // whose scheduler is away (restarting, moved) waits for it; it exits only when told to.
+    setTimeout(() => this.connect(), this.backoffMs);
     this.backoffMs = Math.min(this.backoffMs * 2, 5_000);
   }
 

@@ -217,7 +217,8 @@ describe('ackcrawl serve', () => {
     await waitFor(async () => (await api<RunBody>('GET', `/runs/${runId}`)).body.state === 'succeeded', {
       timeoutMs: 120_000,
       intervalMs: 250,
-      message: 'run succeeded after the scheduler came back',
+      message: async () =>
+        `run succeeded after the scheduler came back: ${JSON.stringify((await api<RunBody>('GET', `/runs/${runId}`)).body)}\n${run.stderr().slice(-6_000)}`,
     });
     assert.equal(countByUrl(runRecords(dataDir, runId)).size, PAGES);
   });
