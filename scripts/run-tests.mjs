@@ -3,7 +3,10 @@
 // Usage: node scripts/run-tests.mjs [filter...]  — a filter keeps files whose path contains it.
 // First it starts the services the tests talk to (RabbitMQ, Kafka, MinIO, PostgreSQL on loopback,
 // installing them the first time) with `scripts/services.sh up`; ACKCRAWL_SERVICES=skip leaves
-// services alone (they are already running, or the chosen tests need none).
+// services alone (they are already running, or the chosen tests need none). It also fetches the
+// extract bench's labelled pages, which the extraction tests read, into .cache/ (once: from
+// trafilatura's sdist on PyPI; scripts/bench/extract/fetch-pages.sh); if that fails, the tests run
+// anyway and those that need the pages fail saying what to run.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -31,6 +34,12 @@ if (process.env.ACKCRAWL_SERVICES !== 'skip') {
     );
     process.exit(up.status ?? 1);
   }
+}
+const pages = spawnSync('bash', ['scripts/bench/extract/fetch-pages.sh'], { stdio: 'inherit' });
+if (pages.status !== 0) {
+  console.error(
+    'scripts/bench/extract/fetch-pages.sh failed; the tests that read the labelled pages will fail',
+  );
 }
 const result = spawnSync(process.execPath, ['--test', '--test-concurrency=1', ...files], {
   stdio: 'inherit',

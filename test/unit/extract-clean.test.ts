@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { cleanHtml } from '../../master/extract/clean-html.js';
 import { cleanSavedPage } from '../../master/extract/clean-saved-page.js';
@@ -8,13 +6,14 @@ import { pageLanguage } from '../../master/extract/language.js';
 import { blockText } from '../../master/extract/main-text.js';
 import { stripUnread } from '../../master/extract/strip-unread.js';
 import { tokenF1 } from '../../scripts/bench/extract/f1.js';
-import { FIXTURE_DIR } from '../../scripts/bench/extract/fixtures.js';
+import { labelOf, labelledPageHtml } from '../../scripts/bench/extract/fixtures.js';
 import { parseHTML } from 'linkedom';
 
-const page = (name: string): Buffer => readFileSync(join(FIXTURE_DIR, `${name}.html`));
-const label = (name: string): string => readFileSync(join(FIXTURE_DIR, `${name}.txt`), 'utf8');
+// The bench's labelled pages, which `npm test` fetches first (scripts/bench/extract/fixtures.ts).
+const page = (name: string): Buffer => labelledPageHtml(name);
+const label = (name: string): string => labelOf(name, page(name));
 
-describe('cleaning real article pages (scripts/bench/fixtures/extract)', () => {
+describe("cleaning real article pages (the extract bench's labelled pages)", () => {
   test('the Guardian: metadata from JSON-LD and meta tags, main text close to the label', () => {
     const cleaned = cleanSavedPage(page('theguardian.com.academics'), 'https://www.theguardian.com/x');
     assert.equal(cleaned.title, "Thousands of UK academics 'treated as second-class citizens'");

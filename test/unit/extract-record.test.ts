@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { cleanRecord, type CleanRecordOptions } from '../../master/extract/clean-record.js';
 import { sha256Hex } from '../../shared/ports/blob-store.js';
-import { FIXTURE_DIR } from '../../scripts/bench/extract/fixtures.js';
+import { labelledPageHtml } from '../../scripts/bench/extract/fixtures.js';
 import { pageRecordOf } from '../../scripts/bench/extract/page-records.js';
 import { MemoryBlobStore } from '../helpers/memory-blob-store.js';
 
-const html = readFileSync(join(FIXTURE_DIR, 'threatpost.com.android.html'));
+const html = labelledPageHtml('threatpost.com.android');
 const options = (blobStore: MemoryBlobStore | null = null): CleanRecordOptions => ({
   blobStore,
   maxHtmlChars: 4 * 1024 * 1024,

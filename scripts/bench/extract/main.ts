@@ -2,11 +2,18 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot } from '../../paths.js';
-import { F1_RATIO_TARGET, PAGES_PER_CORE_TARGET, runExtractBench } from './run-extract-bench.js';
+import { LabelledPagesError } from './fixtures.js';
+import {
+  F1_RATIO_TARGET,
+  PAGES_PER_CORE_TARGET,
+  runExtractBench,
+  type ExtractBenchReport,
+} from './run-extract-bench.js';
 
 /**
  * `npm run bench -- --extract [--rounds 5]`: prints a table per page, the means, the speed, one
- * JSON line with every figure (also .bench/extract.json), and exits 1 if a target is missed.
+ * JSON line with every figure (also .bench/extract.json), and exits 1 if a target is missed; 2,
+ * saying why and what to run, when the labelled pages cannot be had.
  */
 export async function extractBenchMain(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -16,7 +23,14 @@ export async function extractBenchMain(argv: string[]): Promise<number> {
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > 1000)
     throw new Error('--rounds: a whole number 1..1000');
-  const report = await runExtractBench(rounds);
+  let report: ExtractBenchReport;
+  try {
+    report = await runExtractBench(rounds);
+  } catch (err) {
+    if (!(err instanceof LabelledPagesError)) throw err;
+    process.stderr.write(`extract bench: ${err.message}\n`);
+    return 2;
+  }
   const pct = (n: number): string => `${(n * 100).toFixed(1)}`.padStart(6);
   const lines = [
     `${'page'.padEnd(34)} ${'ackcrawl P/R/F1 %'.padStart(22)} ${'trafilatura P/R/F1 %'.padStart(22)}`,

@@ -3,7 +3,7 @@ import { cleanRecord, type CleanRecordOptions } from '../../../master/extract/cl
 import { cleanSavedPage } from '../../../master/extract/clean-saved-page.js';
 import { DEFAULT_MAX_ELEMENTS } from '../../../master/extract/clean-html.js';
 import { tokenF1, type Score } from './f1.js';
-import { labelledPages, type LabelledPage } from './fixtures.js';
+import { fetchPages, labelledPages, type LabelledPage } from './fixtures.js';
 import { pageRecordOf } from './page-records.js';
 import { runTrafilatura } from './reference.js';
 import { createPageRenderer } from '../../site/page-renderer.js';
@@ -37,12 +37,14 @@ export interface ExtractBenchReport {
 
 /**
  * `npm run bench -- --extract [--rounds 5]`: ackcrawl's cleaner against trafilatura on the
- * labelled real pages of scripts/bench/fixtures/extract (docs/extract.md says where each came
- * from). Quality: token F1 of each main text against the label. Speed: the consumer's whole
- * cleaning of a record (JSON parse, schema check, DOM, Readability, metadata, language) on page
- * records of the same pages, `rounds` times over, in CPU time of this process (pages per core).
+ * labelled real pages, fetched into .cache/extract-fixtures and their labels rebuilt from
+ * labels.json (fixtures.ts; docs/extract.md says where they come from). Quality: token F1 of each
+ * main text against the label. Speed: the consumer's whole cleaning of a record (JSON parse,
+ * schema check, DOM, Readability, metadata, language) on page records of the same pages, `rounds`
+ * times over, in CPU time of this process (pages per core).
  */
 export async function runExtractBench(rounds: number): Promise<ExtractBenchReport> {
+  fetchPages();
   const pages = labelledPages();
   const reference = runTrafilatura(
     pages.map((p) => p.htmlPath),
