@@ -17,6 +17,7 @@ import { countByUrl, recordTags } from '../helpers/records.js';
 import { TestRole } from '../helpers/role-process.js';
 import { masterApi } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
 
 const PAGES = 400;
 /** What docs/fleet.md promises: a dead agent is shown lost within this. */
@@ -62,6 +63,10 @@ describe('fleet: agents and crawler processes through the master', () => {
   let topic: string;
   let tail: TopicTail | undefined;
   let site: GeneratedSite | undefined;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  /** The verified webhooks of `type` about `subject` (an agent id, or `agent/slot` for a process). */
+  const webhooks = (type: string, subject: string) =>
+    receiver.received.filter((r) => r.verified?.type === type && r.verified.data.subject === subject);
 
   const startAgent = async (id: string, extra: NodeJS.ProcessEnv = {}): Promise<TestRole> => {
     const role = new TestRole('agent', {
@@ -126,13 +131,25 @@ describe('fleet: agents and crawler processes through the master', () => {
       ACKCRAWL_DRAIN_TIMEOUT_MS: '3000',
       ACKCRAWL_STOP_TIMEOUT_MS: '100',
       ACKCRAWL_LOG_LEVEL: process.env.ACKCRAWL_TEST_LOG_LEVEL ?? 'warn',
+      // The alerts go to a receiver in this test, on loopback.
+      ACKCRAWL_WEBHOOK_ALLOW_PRIVATE: 'true',
+      ACKCRAWL_ALERT_INTERVAL_MS: '500',
+      ACKCRAWL_WEBHOOK_INTERVAL_MS: '200',
     };
+    receiver = await startReceiver();
     master = new TestRole('master', env).start();
     api = masterApi(`http://127.0.0.1:${masterPort}`, adminToken);
     await waitFor(async () => (await api('GET', '/agents').catch(() => ({ status: 0 }))).status === 200, {
       timeoutMs: 30_000,
       message: `master answering (${master.stderr})`,
     });
+    const hook = await api<{ secret: string }>('POST', '/webhooks', { url: receiver.url });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    receiver.secret = hook.body.secret;
+    for (const kind of ['process.crash_loop', 'agent.lost']) {
+      const rule = await api('POST', '/alert-rules', { name: kind, kind, params: {} });
+      assert.equal(rule.status, 201, JSON.stringify(rule.body));
+    }
     scheduler = new TestRole('scheduler', env).start();
     tail = await tailTopic(topic);
   });
@@ -141,6 +158,7 @@ describe('fleet: agents and crawler processes through the master', () => {
     for (const role of agents.values()) await role.stop('SIGTERM');
     await scheduler?.stop('SIGTERM');
     await master?.stop('SIGTERM');
+    await receiver?.close();
     await tail?.close();
     if (topic) await deleteTopic(topic).catch(() => undefined);
     await site?.close();
@@ -239,11 +257,17 @@ describe('fleet: agents and crawler processes through the master', () => {
     } finally {
       await store.close();
     }
-    // It stays given up: no more restarts.
+    // The alert: one signed webhook, verified by the standardwebhooks package in the receiver.
+    await waitFor(() => webhooks('process.crash_loop', 'agent-crashing/0').length > 0, {
+      timeoutMs: 15_000,
+      message: `process.crash_loop webhook (${JSON.stringify(receiver.received.map((r) => [r.verified?.type, r.verifyError]))})`,
+    });
+    // It stays given up: no more restarts, and no second alert while the condition lasts.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     const later = (await agent('agent-crashing')).processes[0];
     assert.equal(later?.state, 'crash-loop');
     assert.equal(later?.restarts, shown?.restarts);
+    assert.equal(webhooks('process.crash_loop', 'agent-crashing/0').length, 1);
     await agents.get('agent-crashing')?.stop('SIGTERM');
     agents.delete('agent-crashing');
   });
@@ -313,9 +337,21 @@ describe('fleet: agents and crawler processes through the master', () => {
     assert.equal(survivor.state, 'online');
     assert.ok(survivor.processes.reduce((n, p) => n + p.pagesDone, 0) > 0, 'the survivor did work');
 
-    // The victim comes back under the same id: online again, with the count the master keeps.
+    // The alert went out as a signed webhook while it was lost.
+    await waitFor(() => webhooks('agent.lost', 'agent-victim').length === 1, {
+      timeoutMs: 15_000,
+      message: 'agent.lost webhook',
+    });
+
+    // The victim comes back under the same id: online again, with the count the master keeps,
+    // and the alert resolves.
     await startAgent('agent-victim');
     await untilAgent('agent-victim', 'back online', (a) => a.state === 'online' && running(a).length === 2);
+    await waitFor(() => webhooks('agent.lost.resolved', 'agent-victim').length === 1, {
+      timeoutMs: 15_000,
+      message: 'agent.lost.resolved webhook',
+    });
+    assert.equal(webhooks('agent.lost', 'agent-victim').length, 1, 'one alert while it lasted');
   });
 
   test('an agent restarted after kill -9 stops the crawlers of its previous life (by pid)', async () => {
