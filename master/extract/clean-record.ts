@@ -2,10 +2,27 @@ import { errorMessage } from '../../shared/errors.js';
 import type { ErrorCode } from '../../shared/error-codes/index.js';
 import { BlobNotFoundError, sha256Hex, type BlobStore } from '../../shared/ports/blob-store.js';
 import type { ExtractFailureRow, ResultRow } from '../../shared/ports/sql-store.js';
+import { z } from 'zod';
 import { storedPageRecordSchema, type StoredPageRecord } from '../../shared/protocol/page-record.js';
 import { isHtmlMediaType, mediaTypeOf } from '../../shared/text/media-type.js';
 import { cleanHtml } from './clean-html.js';
 import type { CleanedPage } from './cleaned-page.js';
+
+/** The longest id the results table keeps (shared/adapters/sql-store/migrations.ts KEY_LENGTHS.id). */
+const MAX_ID_CHARS = 128;
+const id = z.string().min(1).max(MAX_ID_CHARS);
+
+/**
+ * The records the cleaner reads: `/4`, and `/3` (older raw data, cleaned without a re-crawl: a
+ * `/3` record is a valid `/4` one but for `schema`, docs/page-record.md). Ids the results table
+ * cannot key are the record's fault, found here, so they never fail a whole chunk in SQL.
+ */
+const readableRecordSchema = storedPageRecordSchema.extend({
+  schema: z.enum(['ackcrawl.page/3', storedPageRecordSchema.shape.schema.value]),
+  jobId: id,
+  runId: id,
+  captureId: id,
+});
 
 export interface CleanRecordOptions {
   /** Where claim-checked bodies are read from; null when records are known to keep bodies inline. */
@@ -38,7 +55,7 @@ export async function cleanRecord(
 ): Promise<RecordOutcome> {
   let record: StoredPageRecord;
   try {
-    const parsed = storedPageRecordSchema.safeParse(JSON.parse(value.toString('utf8')));
+    const parsed = readableRecordSchema.safeParse(JSON.parse(value.toString('utf8')));
     if (!parsed.success) {
       const raw = looseIds(value);
       const problems = parsed.error.issues
@@ -46,7 +63,7 @@ export async function cleanRecord(
         .map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`);
       return fail(source, raw, 'EXTRACT_BAD_RECORD', `not a page record: ${problems.join('; ')}`, options);
     }
-    record = parsed.data;
+    record = { ...parsed.data, schema: storedPageRecordSchema.shape.schema.value };
   } catch (err) {
     return fail(source, {}, 'EXTRACT_BAD_RECORD', `not JSON: ${errorMessage(err)}`, options);
   }

@@ -39,6 +39,12 @@ describe('cleanRecord', () => {
     assert.equal((row.data as { words: number }).words > 400, true);
   });
 
+  test('an older /3 record is cleaned too, into the same row', async () => {
+    const outcome = await cleanRecord(value({ ...base(), schema: 'ackcrawl.page/3' }), 'file:a:1', options());
+    assert.equal(outcome.kind, 'result');
+    assert.equal(outcome.kind === 'result' && outcome.row.captureId, 'cap-1');
+  });
+
   test('a claim-checked body is read from the blob store and checked against its hash', async () => {
     const store = new MemoryBlobStore();
     const record = base();
@@ -99,6 +105,9 @@ describe('cleanRecord', () => {
       ],
       [{ ...base(), body: `<p>${'x'.repeat(5 * 1024 * 1024)}</p>` }, 'EXTRACT_TOO_LARGE', /more than/],
       [{ ...base(), body: '<div>'.repeat(70_000) }, 'EXTRACT_FAILED', /elements/],
+      // Ids the results table cannot key: the record's fault, not the chunk's.
+      [{ ...base(), captureId: '' }, 'EXTRACT_BAD_RECORD', /captureId/],
+      [{ ...base(), runId: 'r'.repeat(129) }, 'EXTRACT_BAD_RECORD', /runId/],
     ];
     for (const [record, code, reason] of cases) {
       const raw = typeof record === 'string' ? Buffer.from(record) : value(record);
