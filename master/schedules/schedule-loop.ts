@@ -130,13 +130,22 @@ export function createScheduleLoop(deps: ScheduleLoopDeps): ScheduleLoop {
     const fresh = await store.schedules.get(row.id);
     const waiting = fresh?.waitingFireAt ?? null;
     if (fresh === null || waiting === null || (await activeRuns(fresh.jobId)) > 0) return;
+    // Claimed again (by this master, now, naming its run) before the slot is cleared: a master that
+    // dies after clearing it leaves a claim that the lease takeover finishes, not a fire time
+    // waiting for a slot that no longer names it.
+    const runId = deps.newId();
+    await store.schedules.settleFire(fresh.id, waiting, 'claimed', runId);
+    const now = deps.clock.now();
+    // Whatever its claim time (another master's clock may run ahead), it is this master's claim now.
+    if (!(await store.schedules.reclaimFire(fresh.id, waiting, Number.MAX_SAFE_INTEGER, now, deps.masterId)))
+      return;
     if (!(await store.schedules.swapWaiting(fresh.id, waiting, null))) return; // another master took it
     const job = await store.jobs.get(fresh.jobId);
     if (job === null) {
       await store.schedules.settleFire(fresh.id, waiting, 'skipped', null);
       return;
     }
-    await startRun(fresh, job, waiting);
+    await startRun(fresh, job, waiting, runId);
   };
 
   const fire = async (row: ScheduleRow, planned: PlannedFire): Promise<void> => {

@@ -364,6 +364,44 @@ describe('schedules: the loop, with an injected clock', () => {
     await t.close();
   });
 
+  it('a waiting fire time whose release failed after the slot was cleared is taken over after the lease: one run', async () => {
+    const t = await setup('queue', 'run-once');
+    const active = await createRun(t.runDeps, await t.jobRow());
+    await t.deadClaim(T0 + 10_000, { outcome: 'waiting', runId: null, claimedBy: 'a' });
+    assert.equal(await store.schedules.swapWaiting(t.schedule.id, null, T0 + 10_000), true);
+    await store.runs.transition(active.id, ['queued'], 'cancelled', { endedAt: t.clock.now() });
+    // Master a clears the slot and then fails to make the run (SQL gone, or a kill -9 there).
+    const failing = createScheduleLoop({
+      store,
+      engine,
+      clock: t.clock,
+      masterId: 'a',
+      createRun: () => Promise.reject(new Error('SQL went away')),
+      newId: randomUUID,
+      logger: silentLogger(),
+      options: { syncMs: 3_600_000, misfireGraceMs: 2_000, maxMissed: 1_000 },
+    });
+    try {
+      await failing.start();
+    } finally {
+      await failing.close();
+    }
+    assert.equal((await store.schedules.get(t.schedule.id))?.waitingFireAt, null, 'the slot was cleared');
+    const left = await t.fireOf(T0 + 10_000);
+    assert.deepEqual([left?.outcome, left?.claimedBy], ['claimed', 'a'], 'left as a claim, not as waiting');
+    assert.deepEqual(await t.runsFor(T0 + 10_000), []);
+
+    const b = t.loop('b');
+    await b.start();
+    assert.deepEqual(await t.runsFor(T0 + 10_000), [], 'within the lease it is left to its master');
+    t.clock.advance(61_000);
+    await b.refresh();
+    const made = await t.runsFor(T0 + 10_000);
+    assert.equal(made.length, 1);
+    assert.deepEqual([(await t.fireOf(T0 + 10_000))?.outcome, made[0]?.id], ['started', left?.runId]);
+    await t.close();
+  });
+
   it('a stale claim under misfire skip is recorded missed, with no run', async () => {
     const t = await setup('allow', 'skip');
     const dead = await t.deadClaim(T0 + 10_000, { missed: 4 });
