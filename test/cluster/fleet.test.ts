@@ -12,11 +12,11 @@ import { freePort } from '../helpers/ports.js';
 import { scratchPostgres } from '../helpers/postgres-scratch.js';
 import { readProcStat } from '../../shared/os/proc-stat.js';
 import { crawlerPids } from '../helpers/process-tree.js';
-import { AMQP_URL } from '../helpers/rabbitmq.js';
 import { countByUrl, recordTags } from '../helpers/records.js';
 import { TestRole } from '../helpers/role-process.js';
 import { masterApi } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { controlPlaneEnv, startMasterRole } from '../helpers/control-plane-env.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 const PAGES = 400;
@@ -101,48 +101,21 @@ describe('fleet: agents and crawler processes through the master', () => {
   before(async () => {
     db = await scratchPostgres();
     dir = mkdtempSync(join(tmpdir(), 'ackcrawl-fleet-'));
-    const id = randomUUID().slice(0, 8);
-    const masterPort = await freePort();
-    const adminToken = `admin-${randomUUID()}`;
-    const listenPort = await freePort();
-    env = {
-      ACKCRAWL_SQL_URL: db.url,
-      ACKCRAWL_AMQP_URL: AMQP_URL,
-      ACKCRAWL_FRONTIER: 'rabbitmq',
-      ACKCRAWL_QUEUE_PREFIX: `test-${id}`,
-      ACKCRAWL_RUN_CONTROL: 'rabbitmq',
-      ACKCRAWL_RUN_CONTROL_EXCHANGE: `test-${id}.run-control`,
-      ACKCRAWL_SINK: 'kafka',
-      ACKCRAWL_KAFKA_TOPIC: (topic = `test-${id}.pages`),
-      ACKCRAWL_OUT_DIR: join(dir, 'out'),
-      ACKCRAWL_DATA_DIR: join(dir, 'data'),
-      ACKCRAWL_TOKEN: `test-token-${randomUUID()}`,
-      ACKCRAWL_ADMIN_TOKEN: adminToken,
+    const plane = await controlPlaneEnv(db.url, dir, {
       ACKCRAWL_AGENT_TOKEN: `acka_test-${randomUUID()}`,
-      ACKCRAWL_MASTER_PORT: String(masterPort),
-      ACKCRAWL_MASTER_URL: `http://127.0.0.1:${masterPort}`,
-      ACKCRAWL_LISTEN_PORT: String(listenPort),
-      ACKCRAWL_SCHEDULER_URL: `ws://127.0.0.1:${listenPort}/crawlers`,
-      ACKCRAWL_RUN_HEARTBEAT_MS: '1000',
-      ACKCRAWL_HEARTBEAT_MS: '1000',
-      ACKCRAWL_PROCESSES: '2',
-      ACKCRAWL_CONCURRENCY: '4',
+      ACKCRAWL_MASTER_URL: '',
       // Stops drain quickly in a test: 3 s for tasks in flight, SIGKILL 5 s after that.
       ACKCRAWL_DRAIN_TIMEOUT_MS: '3000',
       ACKCRAWL_STOP_TIMEOUT_MS: '100',
-      ACKCRAWL_LOG_LEVEL: process.env.ACKCRAWL_TEST_LOG_LEVEL ?? 'warn',
       // The alerts go to a receiver in this test, on loopback.
       ACKCRAWL_WEBHOOK_ALLOW_PRIVATE: 'true',
       ACKCRAWL_ALERT_INTERVAL_MS: '500',
       ACKCRAWL_WEBHOOK_INTERVAL_MS: '200',
-    };
-    receiver = await startReceiver();
-    master = new TestRole('master', env).start();
-    api = masterApi(`http://127.0.0.1:${masterPort}`, adminToken);
-    await waitFor(async () => (await api('GET', '/agents').catch(() => ({ status: 0 }))).status === 200, {
-      timeoutMs: 30_000,
-      message: `master answering (${master.stderr})`,
     });
+    env = { ...plane.env, ACKCRAWL_MASTER_URL: plane.masterUrl };
+    topic = plane.topic;
+    receiver = await startReceiver();
+    ({ master, api } = await startMasterRole({ ...plane, env }));
     const hook = await api<{ secret: string }>('POST', '/webhooks', { url: receiver.url });
     assert.equal(hook.status, 201, JSON.stringify(hook.body));
     receiver.secret = hook.body.secret;

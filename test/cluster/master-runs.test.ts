@@ -1,19 +1,17 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
-import { freePort } from '../helpers/ports.js';
 import { scratchPostgres } from '../helpers/postgres-scratch.js';
-import { AMQP_URL } from '../helpers/rabbitmq.js';
 import { deleteTopic, tailTopic, type TopicTail } from '../helpers/kafka-topic.js';
 import { countByUrl, recordTags } from '../helpers/records.js';
 import type { PageRecord } from '../../shared/protocol/page-record.js';
 import { TestRole } from '../helpers/role-process.js';
 import { masterApi } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { controlPlaneEnv, startMasterRole } from '../helpers/control-plane-env.js';
 
 const PAGES = 300;
 
@@ -48,37 +46,10 @@ describe('master + scheduler + agent on RabbitMQ, Kafka and PostgreSQL', () => {
     siteB = await startGeneratedSite({ pages: PAGES, linksPerPage: 6, pageBytes: 1_000, seed: 2 });
     db = await scratchPostgres();
     dir = mkdtempSync(join(tmpdir(), 'ackcrawl-master-runs-'));
-    const id = randomUUID().slice(0, 8);
-    const masterPort = await freePort();
-    const adminToken = `admin-${randomUUID()}`;
-    env = {
-      ACKCRAWL_SQL_URL: db.url,
-      ACKCRAWL_AMQP_URL: AMQP_URL,
-      ACKCRAWL_FRONTIER: 'rabbitmq',
-      ACKCRAWL_QUEUE_PREFIX: `test-${id}`,
-      ACKCRAWL_RUN_CONTROL: 'rabbitmq',
-      ACKCRAWL_RUN_CONTROL_EXCHANGE: `test-${id}.run-control`,
-      ACKCRAWL_SINK: 'kafka',
-      ACKCRAWL_KAFKA_TOPIC: (topic = `test-${id}.pages`),
-      ACKCRAWL_OUT_DIR: join(dir, 'out'),
-      ACKCRAWL_DATA_DIR: join(dir, 'data'),
-      ACKCRAWL_TOKEN: `test-token-${randomUUID()}`,
-      ACKCRAWL_ADMIN_TOKEN: adminToken,
-      ACKCRAWL_MASTER_PORT: String(masterPort),
-      ACKCRAWL_LISTEN_PORT: String(await freePort()),
-      ACKCRAWL_RUN_HEARTBEAT_MS: '1000',
-      ACKCRAWL_PROCESSES: '2',
-      ACKCRAWL_CONCURRENCY: '8',
-      ACKCRAWL_HEARTBEAT_MS: '1000',
-      ACKCRAWL_LOG_LEVEL: process.env.ACKCRAWL_TEST_LOG_LEVEL ?? 'warn',
-    };
-    env.ACKCRAWL_SCHEDULER_URL = `ws://127.0.0.1:${env.ACKCRAWL_LISTEN_PORT}/crawlers`;
-    master = new TestRole('master', env).start();
-    api = masterApi(`http://127.0.0.1:${masterPort}`, adminToken);
-    await waitFor(async () => (await api('GET', '/jobs').catch(() => ({ status: 0 }))).status === 200, {
-      timeoutMs: 30_000,
-      message: `master answering (${master.stderr})`,
-    });
+    const plane = await controlPlaneEnv(db.url, dir, { ACKCRAWL_CONCURRENCY: '8' });
+    env = plane.env;
+    topic = plane.topic;
+    ({ master, api } = await startMasterRole(plane));
     scheduler = new TestRole('scheduler', env).start();
     agent = new TestRole('agent', env).start();
     tail = await tailTopic(topic);

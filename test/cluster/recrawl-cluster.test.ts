@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,12 +6,11 @@ import { after, before, describe, test } from 'node:test';
 import { storedPageRecordSchema, type StoredPageRecord } from '../../shared/protocol/page-record.js';
 import { startConditionalSite, type ConditionalSite } from '../helpers/conditional-site.js';
 import { deleteTopic, tailTopic, type TopicTail } from '../helpers/kafka-topic.js';
-import { freePort } from '../helpers/ports.js';
 import { scratchPostgres } from '../helpers/postgres-scratch.js';
-import { AMQP_URL } from '../helpers/rabbitmq.js';
 import { TestRole } from '../helpers/role-process.js';
 import { masterApi } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { controlPlaneEnv, startMasterRole } from '../helpers/control-plane-env.js';
 
 /** `/a/deep` is reachable only through `/` and `/a`: the recrawl must follow their last links. */
 const PAGES: Record<string, string[]> = {
@@ -50,37 +48,10 @@ describe('recrawl through the master: RabbitMQ, Kafka, PostgreSQL', () => {
     site = await startConditionalSite(PAGES);
     db = await scratchPostgres();
     dir = mkdtempSync(join(tmpdir(), 'ackcrawl-recrawl-cluster-'));
-    const id = randomUUID().slice(0, 8);
-    const masterPort = await freePort();
-    const adminToken = `admin-${randomUUID()}`;
-    const env: NodeJS.ProcessEnv = {
-      ACKCRAWL_SQL_URL: db.url,
-      ACKCRAWL_AMQP_URL: AMQP_URL,
-      ACKCRAWL_FRONTIER: 'rabbitmq',
-      ACKCRAWL_QUEUE_PREFIX: `test-${id}`,
-      ACKCRAWL_RUN_CONTROL: 'rabbitmq',
-      ACKCRAWL_RUN_CONTROL_EXCHANGE: `test-${id}.run-control`,
-      ACKCRAWL_SINK: 'kafka',
-      ACKCRAWL_KAFKA_TOPIC: (topic = `test-${id}.pages`),
-      ACKCRAWL_OUT_DIR: join(dir, 'out'),
-      ACKCRAWL_DATA_DIR: join(dir, 'data'),
-      ACKCRAWL_TOKEN: `test-token-${randomUUID()}`,
-      ACKCRAWL_ADMIN_TOKEN: adminToken,
-      ACKCRAWL_MASTER_PORT: String(masterPort),
-      ACKCRAWL_LISTEN_PORT: String(await freePort()),
-      ACKCRAWL_RUN_HEARTBEAT_MS: '1000',
-      ACKCRAWL_PROCESSES: '2',
-      ACKCRAWL_CONCURRENCY: '4',
-      ACKCRAWL_HEARTBEAT_MS: '1000',
-      ACKCRAWL_LOG_LEVEL: process.env.ACKCRAWL_TEST_LOG_LEVEL ?? 'warn',
-    };
-    env.ACKCRAWL_SCHEDULER_URL = `ws://127.0.0.1:${env.ACKCRAWL_LISTEN_PORT}/crawlers`;
-    master = new TestRole('master', env).start();
-    api = masterApi(`http://127.0.0.1:${masterPort}`, adminToken);
-    await waitFor(async () => (await api('GET', '/jobs').catch(() => ({ status: 0 }))).status === 200, {
-      timeoutMs: 30_000,
-      message: `master answering (${master.stderr})`,
-    });
+    const plane = await controlPlaneEnv(db.url, dir);
+    const env = plane.env;
+    topic = plane.topic;
+    ({ master, api } = await startMasterRole(plane));
     scheduler = new TestRole('scheduler', env).start();
     agent = new TestRole('agent', env).start();
     tail = await tailTopic(topic);
