@@ -203,9 +203,12 @@ export class ProcessManager {
     slot.startedAt = this.now();
     this.options.logger.info({ slot: slot.slot, pid: child.pid }, 'crawler started');
     child.on('message', (message: unknown) => this.onStats(slot, child, message));
-    child.once('error', (err) =>
-      this.options.logger.error({ err, slot: slot.slot }, 'crawler could not start'),
-    );
+    child.once('error', (err) => {
+      this.options.logger.error({ err, slot: slot.slot }, 'crawler could not start');
+      // A spawn that failed (EAGAIN, EMFILE, ENOENT) emits no 'exit': treat it as one, so the slot
+      // is restarted with backoff (or shown a crash loop) and a stop does not wait for it.
+      if (child.pid === undefined) this.onExit(slot, child, null, null);
+    });
     child.once('exit', (code, signal) => this.onExit(slot, child, code, signal));
     this.options.onChange?.();
   }

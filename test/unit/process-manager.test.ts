@@ -181,3 +181,34 @@ describe('ProcessManager: reconcile to the desired state', () => {
     assert.equal(m.pids().length, 0, 'nothing starts after stop()');
   });
 });
+
+describe('ProcessManager: a crawler that cannot be spawned', () => {
+  it('is restarted with backoff, then shown a crash loop; stopping does not wait for it', async () => {
+    let attempts = 0;
+    const m = new ProcessManager({
+      // What child_process.spawn gives when the executable cannot be run: no pid, an 'error', no 'exit'.
+      spawn: () => {
+        attempts += 1;
+        const child = new EventEmitter() as EventEmitter & { pid: undefined; kill: () => boolean };
+        child.pid = undefined;
+        child.kill = () => false;
+        setImmediate(() => child.emit('error', Object.assign(new Error('spawn EAGAIN'), { code: 'EAGAIN' })));
+        return child as unknown as ChildProcess;
+      },
+      logger: silentLogger(),
+      stopTimeoutMs: 50,
+      crashLoopCrashes: 3,
+      crashLoopWindowMs: 60_000,
+      restartBackoffMs: 1,
+      renderProcesses: 0,
+    });
+    m.reconcile(desired({ desiredProcesses: 1 }));
+    await waitFor(() => m.report()[0]?.state === 'crash-loop', {
+      timeoutMs: 5_000,
+      message: () => `crash loop (${JSON.stringify(m.report())})`,
+    });
+    assert.equal(attempts, 3);
+    assert.equal(m.report()[0]?.pid ?? null, null);
+    await m.stop();
+  });
+});
