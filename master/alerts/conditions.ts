@@ -8,7 +8,17 @@ export interface Observation {
   data: Record<string, unknown>;
 }
 
-export type Evaluation = { available: true; holding: Observation[] } | { available: false; reason: string };
+export type Evaluation =
+  | {
+      available: true;
+      holding: Observation[];
+      /**
+       * Subjects the rule has too little history to judge yet (a master that just started, or a
+       * run first seen): an open alert on them is neither resolved nor raised again.
+       */
+      undecided?: ReadonlySet<string>;
+    }
+  | { available: false; reason: string };
 
 /**
  * What the engine remembers between passes to see change over time: when each running run's
@@ -17,8 +27,11 @@ export type Evaluation = { available: true; holding: Observation[] } | { availab
  * later, never sooner).
  */
 export class ConditionMemory {
-  readonly progress = new Map<string, { value: number; since: number }>();
+  /** `moved`: the progress was seen to change, so `since` is when it really last moved. */
+  readonly progress = new Map<string, { value: number; since: number; moved: boolean }>();
   readonly depths: { at: number; depth: number }[] = [];
+  /** When the first depth was sampled: the window is judged only once it is covered. */
+  depthsSince: number | null = null;
 }
 
 type ConditionKind = Exclude<AlertRuleKind, 'run.succeeded' | 'run.failed' | 'run.cancelled'>;
@@ -91,17 +104,21 @@ export async function evaluateCondition<K extends ConditionKind>(
       const p = params as RuleParams<'run.stuck'>;
       const runs = await facts.runningRuns();
       const seen = new Set<string>();
+      const undecided = new Set<string>();
       const holding: Observation[] = [];
       for (const run of runs) {
         seen.add(run.id);
         const value = run.counters.done + run.counters.failed;
         const known = memory.progress.get(run.id);
         if (known === undefined || known.value !== value) {
-          memory.progress.set(run.id, { value, since: now });
+          memory.progress.set(run.id, { value, since: now, moved: known !== undefined });
+          if (known === undefined) undecided.add(run.id);
           continue;
         }
         const waiting = run.counters.queued + run.counters.inFlight;
-        if (waiting > 0 && now - known.since >= p.minutes * 60_000) {
+        const stillFor = now - known.since;
+        if (!known.moved && stillFor < p.minutes * 60_000) undecided.add(run.id);
+        if (waiting > 0 && stillFor >= p.minutes * 60_000) {
           holding.push({
             subject: run.id,
             data: {
@@ -117,19 +134,22 @@ export async function evaluateCondition<K extends ConditionKind>(
         }
       }
       for (const id of memory.progress.keys()) if (!seen.has(id)) memory.progress.delete(id);
-      return { available: true, holding };
+      return { available: true, holding, undecided };
     }
     case 'dlq.growing': {
       const p = params as RuleParams<'dlq.growing'>;
       const dlq = await facts.deadLetterDepth();
       if (!dlq.available) return dlq;
       memory.depths.push({ at: now, depth: dlq.value.depth });
+      memory.depthsSince ??= now;
       while (memory.depths.length > 1 && (memory.depths[0]?.at ?? now) < now - p.windowMs)
         memory.depths.shift();
       const oldest = memory.depths[0]?.depth ?? dlq.value.depth;
       const increase = dlq.value.depth - oldest;
+      const covered = now - memory.depthsSince >= p.windowMs;
       return {
         available: true,
+        undecided: covered ? new Set() : new Set([dlq.value.queue]),
         holding:
           increase >= p.minIncrease
             ? [

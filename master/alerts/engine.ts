@@ -155,7 +155,9 @@ export function createAlertEngine(deps: AlertEngineDeps) {
     for (const o of holding.values()) {
       if (!mine.some((a) => a.subject === o.subject)) await open(rule, rule.kind, 'active', o, webhooks);
     }
-    for (const a of mine) if (!holding.has(a.subject)) await resolve(a, rule.name, webhooks);
+    for (const a of mine) {
+      if (!holding.has(a.subject) && !result.undecided?.has(a.subject)) await resolve(a, rule.name, webhooks);
+    }
     return { evaluatedAt: now, available: true, reason: null };
   };
 
