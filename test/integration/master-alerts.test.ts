@@ -430,7 +430,17 @@ describe('alerts and Standard Webhooks, through the master API', () => {
     const operator = await master.call('POST', '/api/v1/tokens', {
       body: { name: 'op', scopes: ['operate'] },
     });
-    assert.equal((await master.call('GET', '/api/v1/webhooks', { token: reader.json.secret })).status, 200);
+    // A reader sees where endpoints are, not their paths: chat hook URLs carry a secret there.
+    const seen = await master.call('GET', '/api/v1/webhooks', { token: reader.json.secret });
+    assert.equal(seen.status, 200);
+    assert.ok(seen.json.items.length > 0);
+    for (const w of seen.json.items as { id: string; url: string }[]) {
+      assert.match(w.url, /^http:\/\/127\.0\.0\.1:\d+\/…$/);
+      const one = await master.call('GET', `/api/v1/webhooks/${w.id}`, { token: reader.json.secret });
+      assert.equal(one.json.url, w.url);
+      const full = await master.call('GET', `/api/v1/webhooks/${w.id}`);
+      assert.match(full.json.url, /\/hook$/, 'an admin sees the whole URL');
+    }
     assert.equal((await master.call('GET', '/api/v1/alerts', { token: reader.json.secret })).status, 200);
     assertError(
       await master.call('POST', '/api/v1/alert-rules', {

@@ -1,5 +1,7 @@
 import { AppError, InvalidInputError } from '../../../shared/errors.js';
 import type { WebhookRow } from '../../../shared/ports/alert-store.js';
+import type { TokenRow } from '../../../shared/ports/sql-store.js';
+import { scopeAllows } from '../auth/scopes.js';
 import { deliveriesFor, eventBody } from '../../alerts/events.js';
 import { generateWebhookSecret } from '../../webhooks/signature.js';
 import { webhookUrlProblem } from '../../webhooks/url-check.js';
@@ -15,6 +17,8 @@ import {
   webhookSchema,
   webhookView,
 } from '../schemas/webhook.js';
+
+const isAdmin = (caller: TokenRow | null): boolean => caller !== null && scopeAllows(caller.scopes, 'admin');
 
 const notFound = (id: string): AppError => new AppError('WEBHOOK_NOT_FOUND', `no webhook endpoint ${id}`);
 
@@ -78,9 +82,10 @@ export function webhookRoutes(deps: MasterAppDeps): RouteSpec[] {
       scope: 'read',
       query: pageQuery,
       responses: { 200: { description: 'A page of endpoints.', schema: pageOf(webhookSchema) } },
-      async handle({ query }) {
+      async handle({ query, caller }) {
         const page = await webhooks.list({ limit: query.limit, after: query.after ?? null });
-        return { status: 200, body: { items: page.items.map(webhookView), next: page.next } };
+        const full = isAdmin(caller);
+        return { status: 200, body: { items: page.items.map((w) => webhookView(w, full)), next: page.next } };
       },
     }),
     route({
@@ -93,8 +98,8 @@ export function webhookRoutes(deps: MasterAppDeps): RouteSpec[] {
       params: idParams,
       lookup: true,
       responses: { 200: { description: 'The endpoint.', schema: webhookSchema } },
-      async handle({ params }) {
-        return { status: 200, body: webhookView(await requireWebhook(params.id)) };
+      async handle({ params, caller }) {
+        return { status: 200, body: webhookView(await requireWebhook(params.id), isAdmin(caller)) };
       },
     }),
     route({

@@ -29,7 +29,11 @@ export const webhookPatchSchema = z.strictObject({
 
 export const webhookSchema = z.object({
   id: z.string(),
-  url: z.string(),
+  url: z
+    .string()
+    .describe(
+      'Where events go. Shown whole to admin tokens only: others see its origin and `/…` (chat hook URLs carry their secret in the path).',
+    ),
   description: z.string(),
   eventTypes: z.array(z.string()),
   enabled: z.boolean(),
@@ -44,10 +48,20 @@ export const createdWebhookSchema = webhookSchema.extend({
     .describe('The signing secret (whsec_…), for the receiver to verify signatures. Shown this once.'),
 });
 
-export function webhookView(row: WebhookRow): z.input<typeof webhookSchema> {
+/** The URL without path, query or credentials: `https://hooks.example.com/…`. */
+export function redactedWebhookUrl(url: string): string {
+  try {
+    return `${new URL(url).origin}/…`;
+  } catch {
+    return '…';
+  }
+}
+
+/** An endpoint as answered; `fullUrl` only for a caller that may change it (admin). */
+export function webhookView(row: WebhookRow, fullUrl = true): z.input<typeof webhookSchema> {
   return {
     id: row.id,
-    url: row.url,
+    url: fullUrl ? row.url : redactedWebhookUrl(row.url),
     description: row.description,
     eventTypes: row.eventTypes,
     enabled: row.enabled,
