@@ -87,30 +87,45 @@ export class SegmentExtractReader {
         progressed = true;
         continue;
       }
-      if (await this.readSegment(current)) progressed = true;
+      const first = await this.readSegment(current);
+      // Gone under us: the sink gzipped it at rotation (or it was removed); list again.
+      if (first === 'gone') continue;
+      if (first) progressed = true;
       if (this.stopping || next === undefined) return progressed;
       // A later segment exists: this one is complete. Read it once more (lines written before
-      // the rotation we may have missed), then move on.
-      if (await this.readSegment(current)) progressed = true;
+      // the rotation we may have missed), from where it is now, then move on.
+      const latest = listSegments(this.o.dir).find((s) => s.index === current.index);
+      if (latest !== undefined) {
+        const again = await this.readSegment(latest);
+        if (again === 'gone') continue;
+        if (again) progressed = true;
+      }
       this.moveTo({ index: next.index, line: 0 });
       progressed = true;
     }
   }
 
-  private async readSegment(segment: SegmentFile): Promise<boolean> {
+  /** Reads the segment from the position on; 'gone' when its file went away before or while it was read. */
+  private async readSegment(segment: SegmentFile): Promise<boolean | 'gone'> {
     const name = segmentName(segment.index, false);
     let chunk: ReadRecord[] = [];
     let line = this.position.line;
     let any = false;
-    for await (const value of segmentLines(segment.path, segment.gzip, this.position.line)) {
-      if (value.length > 0) chunk.push({ value, source: `${this.sourcePrefix}${name}:${line}` });
-      line += 1;
-      if (chunk.length >= this.o.chunkRecords) {
-        await this.commit(chunk, { index: segment.index, line });
-        chunk = [];
-        any = true;
-        if (this.stopping) return any;
+    try {
+      for await (const value of segmentLines(segment.path, segment.gzip, this.position.line)) {
+        if (value.length > 0) chunk.push({ value, source: `${this.sourcePrefix}${name}:${line}` });
+        line += 1;
+        if (chunk.length >= this.o.chunkRecords) {
+          await this.commit(chunk, { index: segment.index, line });
+          chunk = [];
+          any = true;
+          if (this.stopping) return any;
+        }
       }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      // What was read and committed stays; the rest is read again from the position.
+      return 'gone';
     }
     if (chunk.length > 0 || line > this.position.line) {
       await this.commit(chunk, { index: segment.index, line });

@@ -1,10 +1,20 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { FileSink } from '../../shared/adapters/page-sink/file-sink.js';
-import { listSegments } from '../../shared/adapters/page-sink/segments.js';
+import { listSegments, segmentName } from '../../shared/adapters/page-sink/segments.js';
 import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { SqlStore } from '../../shared/ports/sql-store.js';
@@ -149,5 +159,37 @@ describe('the record-file reader (file sink segments, plain and gzip)', () => {
     await second.reader.run();
     assert.equal((await rowCount(store)) - before, 20);
     assert.equal(second.cleaner.counts.results, 20 - partial, 'nothing committed was read again');
+  });
+
+  test('a segment gzipped by the sink while it is being read is read on from its .gz, not a crash', async () => {
+    const out = join(dir, 'out-rotating');
+    mkdirSync(out);
+    const lines = (from: number, n: number): string =>
+      Array.from({ length: n }, (_, k) => `${JSON.stringify(recordOf(from + k))}\n`).join('');
+    const plain1 = join(out, segmentName(1, false));
+    writeFileSync(plain1, lines(300, 3));
+    writeFileSync(join(out, segmentName(2, false)), lines(303, 1));
+    const before = await rowCount(store);
+    let rotated = false;
+    // The sink's rotation lands just after the reader's first chunk of segment 1: the plain file
+    // becomes .gz, and the reader's second look at segment 1 must find it there.
+    const rotating = {
+      extractFailures: store.extractFailures,
+      results: {
+        ...store.results,
+        upsert: async (rows: Parameters<SqlStore['results']['upsert']>[0]) => {
+          const done = await store.results.upsert(rows);
+          if (!rotated) {
+            rotated = true;
+            writeFileSync(join(out, segmentName(1, true)), gzipSync(readFileSync(plain1)));
+            unlinkSync(plain1);
+          }
+          return done;
+        },
+      },
+    };
+    await reader(out, false, rotating).reader.run();
+    assert.equal(rotated, true);
+    assert.equal((await rowCount(store)) - before, 4, 'every record once, none lost at the rotation');
   });
 });
