@@ -216,21 +216,15 @@ async function openAlerting(
   store: Awaited<ReturnType<typeof openSqlStore>>,
   logger: Logger,
 ) {
-  let amqp: { connection: ChannelModel; queuePrefix: string } | undefined;
+  let amqp: { connect: () => Promise<ChannelModel>; queuePrefix: string } | undefined;
   let noAmqpReason: string | undefined;
   if (config.runControl === 'rabbitmq') {
-    try {
-      const connect = amqpConnector(
-        'ackcrawl master alerts',
-        config.tlsCa === undefined ? undefined : readTlsCa(config),
-      );
-      const connection = await connect(config.amqpUrl);
-      connection.on('error', (err: unknown) => logger.warn({ err }, 'alerts: RabbitMQ connection error'));
-      amqp = { connection, queuePrefix: config.queuePrefix };
-    } catch (err) {
-      noAmqpReason = `RabbitMQ could not be reached at start: ${err instanceof Error ? err.message : String(err)}`;
-      logger.warn({ err }, 'alerts: no RabbitMQ connection; dlq.growing cannot be evaluated');
-    }
+    const connect = amqpConnector(
+      'ackcrawl master alerts',
+      config.tlsCa === undefined ? undefined : readTlsCa(config),
+    );
+    // Connected on the first evaluation, and again after RabbitMQ was lost.
+    amqp = { connect: () => connect(config.amqpUrl), queuePrefix: config.queuePrefix };
   } else {
     noAmqpReason = 'the master has no RabbitMQ (ACKCRAWL_RUN_CONTROL=local): no dead-letter queue to watch';
   }

@@ -21,7 +21,8 @@ export interface AlertingOptions {
   timeoutMs: number;
   retry: { baseMs: number; maxMs: number; maxAttempts: number };
   /** An open AMQP connection for the dead-letter depth; absent: no RabbitMQ, the fact is unavailable. */
-  amqp?: { connection: ChannelModel; queuePrefix: string };
+  /** RabbitMQ for the dead-letter depth: how to connect (again after a loss) and the queues' prefix. */
+  amqp?: { connect: () => Promise<ChannelModel>; queuePrefix: string };
   /** Why there is no AMQP connection, for the dlq.growing rule's status. */
   noAmqpReason?: string;
   /** The fleet's facts (store.agents): to be wired by the fleet work. */
@@ -46,7 +47,7 @@ export interface Alerting {
 export function startAlerting(o: AlertingOptions): Alerting {
   const log = o.logger.child({ module: 'alerts' });
   const dlq = o.amqp
-    ? deadLetterDepthReader({ connection: o.amqp.connection, queuePrefix: o.amqp.queuePrefix, logger: log })
+    ? deadLetterDepthReader({ connect: o.amqp.connect, queuePrefix: o.amqp.queuePrefix, logger: log })
     : null;
   const facts = createStoreFacts({
     store: o.store,
