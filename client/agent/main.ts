@@ -55,6 +55,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     ACKCRAWL_DATA_DIR: resolve(config.dataDir),
     ...(config.token ? { ACKCRAWL_TOKEN: config.token } : {}),
   };
+  // A crawler parses hostile pages: it gets the scheduler's token it needs, not the fleet's or
+  // an admin's credentials.
+  delete crawlerEnv.ACKCRAWL_AGENT_TOKEN;
+  delete crawlerEnv.ACKCRAWL_ADMIN_TOKEN;
   const stopTimeoutMs = killAfterMs(config);
   let manager: ProcessManager | null = null;
   const recordPids = (): void => {

@@ -162,7 +162,7 @@ export const SERVICE_ERROR_CODES = {
   },
   EXTRACT_TOO_LARGE: {
     retriable: false,
-    meaning: 'a page larger than the cleaner takes (ACKCRAWL_EXTRACT_MAX_HTML_BYTES); logged and skipped',
+    meaning: 'a page longer than the cleaner takes (ACKCRAWL_EXTRACT_MAX_HTML_CHARS); logged and skipped',
   },
   EXTRACT_FILE_UNREADABLE: {
     retriable: false,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -332,6 +332,17 @@ describe('fleet: agents and crawler processes through the master', () => {
     await untilAgent('agent-orphans', 'two running', (a) => running(a).length === 2);
     const old = crawlerPids(role.pid as number);
     assert.equal(old.length, 2);
+    // Crawlers parse hostile pages: they hold the scheduler's token, never the fleet's or an admin's.
+    for (const pid of old) {
+      const names = readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .map((kv) => kv.split('=')[0]);
+      assert.ok(names.includes('ACKCRAWL_TOKEN'));
+      assert.ok(
+        !names.includes('ACKCRAWL_AGENT_TOKEN') && !names.includes('ACKCRAWL_ADMIN_TOKEN'),
+        names.join(' '),
+      );
+    }
     // Frozen crawlers cannot notice their agent is gone: orphans for the next agent to find.
     for (const pid of old) process.kill(pid, 'SIGSTOP');
     await role.stop('SIGKILL');
