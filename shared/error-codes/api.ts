@@ -95,6 +95,12 @@ export const API_ERROR_CODES = {
     retriable: false,
     meaning: "the agent has no process slot of this number (slots are 0 to the agent's count − 1)",
   },
+  AGENT_ALIVE: {
+    status: 409,
+    retriable: false,
+    meaning:
+      'the agent is online or draining: only a lost or stopped agent can be forgotten (drain and stop it first)',
+  },
   METHOD_NOT_ALLOWED: { status: 405, retriable: false, meaning: 'the route exists for other methods' },
   REQUEST_TIMEOUT: {
     status: 408,

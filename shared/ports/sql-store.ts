@@ -364,6 +364,11 @@ export interface AgentRepository {
   markLost(before: number): Promise<string[]>;
   /** A clean shutdown: the agent and its processes `stopped`. False for an unknown id. */
   markStopped(id: string, at: number): Promise<boolean>;
+  /**
+   * Removes a `lost` or `stopped` agent and its processes (a host that is gone for good): false
+   * when there is none, or it is online or draining (it would only register again).
+   */
+  forget(id: string): Promise<boolean>;
 }
 
 // ---- schedules: cron schedules of jobs and the fire times they claimed ---------------------

@@ -87,6 +87,40 @@ describe('master API: agents', () => {
     assert.equal((await master.call('GET', `/api/v1/agents/${id}`)).json.state, 'online');
   });
 
+  test('a lost agent can be forgotten, with its processes; a live one cannot', async () => {
+    const id = `f-${randomUUID().slice(0, 8)}`;
+    await register(id, 2);
+    await asAgent('POST', `/api/v1/agents/${id}/heartbeat`, { facts, processes: [proc(0), proc(1)] });
+    assertError(await master.call('DELETE', `/api/v1/agents/${id}`), 409, 'AGENT_ALIVE');
+    assertError(await master.call('DELETE', '/api/v1/agents/nope'), 404, 'AGENT_NOT_FOUND');
+    const reader = await master.call('POST', '/api/v1/tokens', { body: { name: 'r', scopes: ['read'] } });
+    assertError(
+      await master.call('DELETE', `/api/v1/agents/${id}`, { token: reader.json.secret }),
+      403,
+      'FORBIDDEN',
+    );
+    master.clock.advance(AGENT_LOST_AFTER_MS + 1);
+    const sweeper = startLostSweeper({
+      agents: master.store.agents,
+      lostAfterMs: AGENT_LOST_AFTER_MS,
+      everyMs: 60_000,
+      now: master.clock.now,
+      logger: silentLogger(),
+    });
+    try {
+      assert.ok((await sweeper.sweep()).includes(id));
+    } finally {
+      sweeper.close();
+    }
+    const gone = await master.call('DELETE', `/api/v1/agents/${id}`);
+    assert.equal(gone.status, 204, gone.text);
+    assertError(await master.call('GET', `/api/v1/agents/${id}`), 404, 'AGENT_NOT_FOUND');
+    assert.deepEqual(await master.store.agents.processes(id), []);
+    // Were the host to come back, its heartbeat is refused and it registers again.
+    const beat = await asAgent('POST', `/api/v1/agents/${id}/heartbeat`, { facts, processes: [] });
+    assertError(beat, 404, 'AGENT_NOT_FOUND');
+  });
+
   test('count, stop, restart and drain become the desired state the heartbeat answers with', async () => {
     const id = `b-${randomUUID().slice(0, 8)}`;
     await register(id, 2);

@@ -142,5 +142,29 @@ export function agentRoutes(deps: MasterAppDeps): RouteSpec[] {
         return changed(await agents.setDesired(params.id, { drain: true }), params.id, 'agent to drain');
       },
     }),
+    route({
+      method: 'delete',
+      path: '/agents/:id',
+      operationId: 'forgetAgent',
+      summary:
+        'Forget a lost or stopped agent (a host gone for good): it and its processes leave the fleet, and its agent.lost alert resolves',
+      tag: 'agents',
+      scope: 'operate',
+      params: idParams,
+      lookup: true,
+      errors: { 409: 'The agent is online or draining (AGENT_ALIVE).' },
+      responses: { 204: { description: 'Forgotten.' } },
+      async handle({ params }) {
+        const agent = await found(params.id);
+        if (!(await agents.forget(params.id))) {
+          throw new AppError(
+            'AGENT_ALIVE',
+            `agent ${params.id} is ${agent.state}: drain and stop it first; only a lost or stopped agent is forgotten`,
+          );
+        }
+        deps.logger.info({ agentId: params.id, was: agent.state }, 'agent forgotten');
+        return { status: 204 };
+      },
+    }),
   ];
 }

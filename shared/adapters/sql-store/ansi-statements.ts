@@ -103,6 +103,7 @@ const common: Statements = {
   agentMarkLost:
     "UPDATE agents SET state = 'lost' WHERE id = $1 AND state IN ('online', 'draining') AND last_heartbeat_at < $2",
   agentMarkStopped: "UPDATE agents SET state = 'stopped' WHERE id = $1",
+  agentForget: "DELETE FROM agents WHERE id = $1 AND state IN ('lost', 'stopped')",
   processDelete: 'DELETE FROM agent_processes WHERE agent_id = $1',
   processInsert: (rows) =>
     `INSERT INTO agent_processes (${PROCESS_COLUMNS}) VALUES ${valuesList($, rows, 12)}`,

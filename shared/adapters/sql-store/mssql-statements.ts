@@ -118,6 +118,7 @@ export const MSSQL_STATEMENTS: Statements = {
   agentMarkLost:
     "UPDATE agents SET state = 'lost' WHERE id = @v1 AND state IN ('online', 'draining') AND last_heartbeat_at < @v2",
   agentMarkStopped: "UPDATE agents SET state = 'stopped' WHERE id = @v1",
+  agentForget: "DELETE FROM agents WHERE id = @v1 AND state IN ('lost', 'stopped')",
   processDelete: 'DELETE FROM agent_processes WHERE agent_id = @v1',
   processInsert: (rows) =>
     `INSERT INTO agent_processes (${PROCESS_COLUMNS}) VALUES ${valuesList(v, rows, 12)}`,

@@ -103,6 +103,8 @@ export interface Statements {
   agentMarkLost: string;
   /** id */
   agentMarkStopped: string;
+  /** id: only while it is lost or stopped */
+  agentForget: string;
   /** agent_id */
   processDelete: string;
   /** `rows` rows of every process column, in PROCESS_COLUMNS order (1..PROCESS_INSERT_CHUNK) */

@@ -160,6 +160,35 @@ export function agentCases(define: DefineCase): void {
     },
   );
 
+  define(
+    'agents: forget removes a lost or stopped agent and its processes, never a live one',
+    async ({ store }) => {
+      await store.agents.register(registration({ id: 'live', at: 9_000 }));
+      await store.agents.register(registration({ id: 'gone', at: 1_000 }));
+      await store.agents.register(registration({ id: 'done', at: 9_000 }));
+      for (const id of ['live', 'gone', 'done'])
+        await store.agents.heartbeat(id, {
+          facts: {},
+          at: id === 'gone' ? 1_000 : 9_000,
+          processes: [proc(0)],
+        });
+      assert.deepEqual(await store.agents.markLost(5_000), ['gone']);
+      assert.equal(await store.agents.markStopped('done', 9_500), true);
+      assert.equal(await store.agents.forget('live'), false);
+      assert.equal((await store.agents.get('live'))?.state, 'online');
+      assert.equal(await store.agents.forget('gone'), true);
+      assert.equal(await store.agents.forget('done'), true);
+      assert.equal(await store.agents.forget('gone'), false);
+      assert.equal(await store.agents.forget('missing'), false);
+      assert.equal(await store.agents.get('gone'), null);
+      assert.deepEqual(await store.agents.processes('done'), []);
+      assert.deepEqual(
+        (await store.agents.processesIn('running')).map((p) => p.agentId),
+        ['live'],
+      );
+    },
+  );
+
   define('agents: listed oldest registration first, paged', async ({ store }) => {
     for (let i = 0; i < 5; i += 1) await store.agents.register(registration({ id: `a${i}`, at: 10 - i }));
     const { pages, items } = await allPages((after) => store.agents.list({ limit: 2, after }));

@@ -171,5 +171,14 @@ export function agentRepository(ctx: StoreContext): AgentRepository {
           return true;
         });
       }),
+
+    forget: (id) =>
+      guard('agents.forget', () =>
+        driver.transaction(async (s) => {
+          if ((await s.run(sql.agentForget, [id])) === 0) return false;
+          await s.run(sql.processDelete, [id]);
+          return true;
+        }),
+      ),
   };
 }
