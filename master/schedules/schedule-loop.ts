@@ -250,17 +250,35 @@ export function createScheduleLoop(deps: ScheduleLoopDeps): ScheduleLoop {
   };
 
   /** Fires every fire time of the schedule after its last claimed one, up to now. */
-  const catchUp = (row: ScheduleRow): Promise<void> =>
-    serial(row.id, async () => {
-      await releaseWaiting(row);
-      await retryStaleClaims(row);
-      const last = await store.schedules.lastFire(row.id);
-      const anchor = Math.max(last?.fireAt ?? Number.MIN_SAFE_INTEGER, row.updatedAt);
-      const now = deps.clock.now();
-      const due = engine.between(row.expression, row.timeZone, anchor, now, deps.options.maxMissed);
-      const plan = planFires({ due, now, graceMs: deps.options.misfireGraceMs, misfire: row.misfire });
-      for (const planned of plan) await fire(row, planned);
+  /**
+   * Catch-ups asked while one is already waiting its turn come to that one (with the newest row):
+   * a schedule whose work is stuck (SQL hanging) holds one queued catch-up, not one per sync.
+   */
+  const queued = new Map<string, { row: ScheduleRow; done: Promise<void> }>();
+  const catchUp = (latest: ScheduleRow): Promise<void> => {
+    const waiting = queued.get(latest.id);
+    if (waiting !== undefined) {
+      waiting.row = latest;
+      return waiting.done;
+    }
+    const entry = { row: latest, done: Promise.resolve() };
+    queued.set(latest.id, entry);
+    entry.done = serial(latest.id, async () => {
+      queued.delete(latest.id);
+      await catchUpNow(entry.row);
     });
+    return entry.done;
+  };
+  const catchUpNow = async (row: ScheduleRow): Promise<void> => {
+    await releaseWaiting(row);
+    await retryStaleClaims(row);
+    const last = await store.schedules.lastFire(row.id);
+    const anchor = Math.max(last?.fireAt ?? Number.MIN_SAFE_INTEGER, row.updatedAt);
+    const now = deps.clock.now();
+    const due = engine.between(row.expression, row.timeZone, anchor, now, deps.options.maxMissed);
+    const plan = planFires({ due, now, graceMs: deps.options.misfireGraceMs, misfire: row.misfire });
+    for (const planned of plan) await fire(row, planned);
+  };
 
   const watch = (row: ScheduleRow): void => {
     const w = engine.watch(row.expression, row.timeZone, () => {

@@ -402,6 +402,63 @@ describe('schedules: the loop, with an injected clock', () => {
     await t.close();
   });
 
+  it('while a catch-up is stuck (SQL hanging), later syncs queue one catch-up, not one each', async () => {
+    const t = await setup('allow');
+    let calls = 0;
+    let release = (): void => undefined;
+    let stuck: Promise<void> | null = null;
+    const hanging = {
+      ...store,
+      schedules: {
+        ...store.schedules,
+        // Other tests' schedules share the database: only this one's reads are counted and held.
+        lastFire: async (id: string) => {
+          if (id === t.schedule.id) {
+            calls += 1;
+            if (stuck) await stuck;
+          }
+          return store.schedules.lastFire(id);
+        },
+      },
+    } as SqlStore;
+    let tick = (): void => undefined;
+    const loop = createScheduleLoop({
+      store: hanging,
+      engine,
+      clock: t.clock,
+      masterId: 'a',
+      createRun: (job, runId, scheduledBy) => createRun(t.runDeps, job, runId, scheduledBy),
+      newId: randomUUID,
+      logger: silentLogger(),
+      options: { syncMs: 1_000, misfireGraceMs: 2_000, maxMissed: 1_000 },
+      timers: {
+        setInterval: ((fn: () => void) => {
+          tick = fn;
+          return { unref() {} } as unknown as NodeJS.Timeout;
+        }) as unknown as typeof setInterval,
+        clearInterval: (() => undefined) as typeof clearInterval,
+      },
+    });
+    await loop.start();
+    // From now on this schedule's SQL reads hang; the interval goes on syncing every second.
+    stuck = new Promise<void>((resolve) => (release = resolve));
+    calls = 0;
+    for (let i = 0; i < 10; i += 1) {
+      tick();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.equal(calls, 1, 'only the first reached SQL');
+    stuck = null;
+    release();
+    await loop.refresh();
+    await loop.close();
+    assert.ok(
+      calls <= 3,
+      `the stuck one, one queued behind it, the last refresh: ${calls}, not one per sync`,
+    );
+    await t.close();
+  });
+
   it('a stale claim under misfire skip is recorded missed, with no run', async () => {
     const t = await setup('allow', 'skip');
     const dead = await t.deadClaim(T0 + 10_000, { missed: 4 });
