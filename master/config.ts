@@ -79,6 +79,14 @@ export const masterConfigSchema = z
   })
   .superRefine((config, ctx) => {
     checkTlsPair(config, ctx);
+    // Two heartbeats may be missed (a GC pause, a slow network) before an agent is called lost.
+    if (config.agentHeartbeatMs * 3 > config.agentLostAfterMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['agentHeartbeatMs'],
+        message: `must be at most a third of agentLostAfterMs (${config.agentLostAfterMs} ms), or every agent flaps between online and lost`,
+      });
+    }
     if (config.headersTimeoutMs > config.requestTimeoutMs) {
       ctx.addIssue({
         code: 'custom',
