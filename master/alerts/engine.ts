@@ -50,6 +50,9 @@ async function everything<T>(list: (q: PageQuery) => Promise<Page<T>>): Promise<
  * one-off event per rule and run. Nothing is resolved on a fact that is unavailable: the rule's
  * status says why instead.
  */
+/** How far back each pass looks again for runs that ended (late commits, clock skew between masters). */
+const END_MARGIN_MS = 60_000;
+
 export function createAlertEngine(deps: AlertEngineDeps) {
   const { store, facts, logger } = deps;
   const lookbackMs = deps.runLookbackMs ?? 24 * 60 * 60 * 1000;
@@ -126,7 +129,10 @@ export function createAlertEngine(deps: AlertEngineDeps) {
       if (last !== null) since = Math.max(since, last);
       if (runs.length < 500 || last === null) break;
     }
-    watermarks.set(rule.id, since);
+    // The next pass looks a minute further back: a run whose end was committed late (a slow
+    // transaction, another master's clock behind ours) is still seen. Telling of a run twice is
+    // refused by the store (one event per rule and run), so looking again costs only the reads.
+    watermarks.set(rule.id, Math.max(rule.createdAt, since - END_MARGIN_MS));
   };
 
   const evaluate = async (

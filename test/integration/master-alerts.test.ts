@@ -148,6 +148,32 @@ describe('alerts and Standard Webhooks, through the master API', () => {
     );
   });
 
+  it('a run whose end was committed late (its end time behind what was looked at) is still told, once', async () => {
+    await addWebhook(master, receiver, { eventTypes: ['run.succeeded'] });
+    await addRule(master, 'run.succeeded');
+    const job = await master.call('POST', '/api/v1/jobs', { body: jobBody() });
+    const runIds = [0, 1].map(
+      async () => (await master.call('POST', `/api/v1/jobs/${job.json.id}/runs`)).json.id as string,
+    );
+    const [first, late] = await Promise.all(runIds);
+    master.clock.advance(30_000);
+    const end = async (id: string, endedAt: number) => {
+      await master.store.runs.transition(id, ['queued'], 'running', { startedAt: endedAt - 1 });
+      await master.store.runs.transition(id, ['running'], 'succeeded', { endedAt });
+    };
+    await end(first!, master.clock.now());
+    await master.alerting.evaluateNow();
+    // Another master's transaction lands now, with an end time 20 s before the one already seen.
+    await end(late!, master.clock.now() - 20_000);
+    master.clock.advance(5_000);
+    await master.alerting.evaluateNow();
+    master.clock.advance(5_000);
+    await master.alerting.evaluateNow();
+    await master.alerting.deliverNow();
+    const told = receiver.received.map((r) => r.verified?.data.runId).sort();
+    assert.deepEqual(told, [first, late].sort());
+  });
+
   it('one alert while an agent stays lost, and agent.lost.resolved when it is back', async () => {
     const hook = await addWebhook(master, receiver);
     const rule = await addRule(master, 'agent.lost');
