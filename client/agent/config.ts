@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { field } from '../../shared/config/load.js';
 import { checkTlsPair, tlsClientShape, tlsListenerShape } from '../../shared/config/tls.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS, KILL_AFTER_DRAIN_MS } from '../../shared/lifecycle/drain.js';
+import { hostPatternSchema } from '../../shared/url/host-patterns.js';
 
 /** Agent settings (ACKCRAWL_<KEY>). Crawler processes inherit the environment, plus their own ids. */
 export const agentConfigSchema = z
@@ -42,6 +43,14 @@ export const agentConfigSchema = z
     agentPort: field.int().max(65535).default(8800),
     /** The URL the master reaches the API at; absent: made from agentHost and the port. */
     agentUrl: z.url({ protocol: /^https?$/ }).optional(),
+    /**
+     * Host names the API answers besides loopback ones (and, off loopback, IPs and this host's
+     * name) and the host of agentUrl: the names the master may reach it by (a DNS name, a proxy).
+     */
+    agentAllowedHosts: field
+      .list()
+      .pipe(z.array(z.union([z.literal('*'), hostPatternSchema])))
+      .default([]),
     /** Stable across restarts (its desired state is kept by it); absent: `<host name>-<agentPort>`. */
     agentId: z
       .string()

@@ -10,12 +10,12 @@ import { loadConfig } from '../../shared/config/load.js';
 import { readTlsCa, readTlsServerOptions } from '../../shared/config/tls.js';
 import { ConfigError } from '../../shared/errors.js';
 import { answerClientErrors } from '../../shared/http/client-errors.js';
-import { createHostPolicy } from '../../shared/http/request-guards.js';
 import { createLogger, type Logger } from '../../shared/logger.js';
 import { isEntryPoint, onShutdownSignal } from '../../shared/lifecycle/signals.js';
 import { exitOnFault } from '../../shared/lifecycle/faults.js';
 import type { DesiredState } from '../../shared/protocol/agent.js';
 import { createAgentApp } from './app.js';
+import { agentHostPolicy } from './host-policy.js';
 import { agentConfigSchema, killAfterMs, type AgentConfig } from './config.js';
 import { hostFacts } from './host-facts.js';
 import { MasterLink } from './master-link.js';
@@ -106,7 +106,7 @@ async function runWithMaster(
   const app = createAgentApp({
     agentId,
     token: agentToken,
-    hosts: createHostPolicy({ listenHost: config.agentHost, allowedHosts: [], service: 'agent' }),
+    hosts: agentHostPolicy(config),
     logger,
     processes: () => processReports(manager),
     desired: () => desired,

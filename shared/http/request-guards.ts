@@ -45,8 +45,11 @@ export function createHostPolicy(options: {
   allowedHosts: readonly string[];
   /** Who listens, in the refusal's message (default `scheduler`). */
   service?: string;
+  /** The variable that lists more host names, in the refusal's message (default ACKCRAWL_ALLOWED_HOSTS). */
+  setting?: string;
 }): HostPolicy {
   const service = options.service ?? 'scheduler';
+  const setting = options.setting ?? 'ACKCRAWL_ALLOWED_HOSTS';
   const loopbackOnly = isLoopbackAddress(options.listenHost);
   const any = options.allowedHosts.includes('*');
   const patterns = options.allowedHosts.filter((h) => h !== '*');
@@ -65,7 +68,7 @@ export function createHostPolicy(options: {
         'HOST_NOT_ALLOWED',
         loopbackOnly
           ? `this ${service} listens on loopback and answers loopback names only (Host: 127.0.0.1, localhost or [::1])`
-          : `this Host is not one the ${service} answers; add it to ACKCRAWL_ALLOWED_HOSTS`,
+          : `this Host is not one the ${service} answers; add it to ${setting}`,
       );
     },
   };
