@@ -33,6 +33,8 @@ import { createRun } from './api/run-actions.js';
 import { masterConfigSchema, type MasterConfig } from './config.js';
 import { nodeCronEngine } from './schedules/cron-engine.js';
 import { createScheduleLoop } from './schedules/schedule-loop.js';
+import { createMetricsRegistry } from '../shared/metrics/registry.js';
+import { createMasterMetrics, type MasterMetrics } from './metrics/master-metrics.js';
 
 function tell(message: RoleIpcMessage): void {
   process.send?.(message);
@@ -115,7 +117,10 @@ export async function startMaster(
           })
         : createLocalRunControl(logger);
     closing.push(() => runControl.close());
-    const alerting = await openAlerting(config, store, logger);
+    // One registry for the process, served at GET /metrics to a token with the read scope.
+    const registry = createMetricsRegistry();
+    const metrics = createMasterMetrics(registry);
+    const alerting = await openAlerting(config, store, logger, metrics);
     closing.push(() => alerting.close());
     const cron = nodeCronEngine();
     const runDeps = { store, runControl, clock: { now: Date.now }, newId: randomUUID, logger };
@@ -133,6 +138,7 @@ export async function startMaster(
         claimLeaseMs: config.scheduleClaimLeaseMs,
         maxMissed: 1_000,
       },
+      metrics,
     });
     const app = createMasterApp({
       store,
@@ -163,6 +169,7 @@ export async function startMaster(
         agentHeartbeatMs: config.agentHeartbeatMs,
       },
       alerting: alerting.api,
+      metrics: registry,
     });
     const server: Server = tls ? createHttpsServer(tls, app.callback()) : createHttpServer(app.callback());
     server.headersTimeout = config.headersTimeoutMs;
@@ -215,6 +222,7 @@ async function openAlerting(
   config: MasterConfig,
   store: Awaited<ReturnType<typeof openSqlStore>>,
   logger: Logger,
+  metrics: MasterMetrics,
 ) {
   let amqp: { connect: () => Promise<ChannelModel>; queuePrefix: string } | undefined;
   let noAmqpReason: string | undefined;
@@ -245,6 +253,7 @@ async function openAlerting(
     ...fleetFacts(store.agents),
     ...(amqp ? { amqp } : {}),
     ...(noAmqpReason ? { noAmqpReason } : {}),
+    metrics,
   });
 }
 

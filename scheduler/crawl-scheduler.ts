@@ -54,6 +54,8 @@ import { RunRegistry } from './runs/run-registry.js';
 import { RunFetchFeed } from './runs/run-fetch-feed.js';
 import { frameLimitedFetch } from './runs/frame-limited-fetch.js';
 import type { RunFinished, RunHost, RunReport, RunSpec } from './runs/run-host.js';
+import type { Registry } from '../shared/metrics/registry.js';
+import type { SchedulerMetrics } from './metrics/scheduler-metrics.js';
 
 export interface CrawlSchedulerSettings {
   listenHost: string;
@@ -106,6 +108,11 @@ export interface CrawlSchedulerDeps {
    * with its next run's tasks. Absent: every page is fetched in full. Its owner closes it.
    */
   recrawl?: ValidatorsIndex;
+  /**
+   * The process's registry (served at `GET /metrics` with the API's token) and the scheduler's
+   * series on it (scheduler/metrics). Absent: no /metrics route, nothing counted.
+   */
+  metrics?: { registry: Registry; series: SchedulerMetrics };
 }
 
 /**
@@ -159,7 +166,11 @@ export class CrawlScheduler implements RunHost {
     this.registry = new RunRegistry({ politeness: politenessOf(this.job), robots: robotsPolicy(this.job) });
     this.robotsRules = this.registry.robots();
     this.feed = new RunFetchFeed((runId) => this.registry.get(runId));
-    this.gate = new HostGate(politenessOf(this.job), { logger: logger.child({ module: 'politeness' }) });
+    const series = deps.metrics?.series;
+    this.gate = new HostGate(politenessOf(this.job), {
+      logger: logger.child({ module: 'politeness' }),
+      ...(series ? { onCooldown: (reason: 'slow_down' | 'deferred') => series.cooldown(reason) } : {}),
+    });
     this.meter = new ProgressMeter(this.clock);
     this.settler = new Settler({
       sink: deps.sink,
@@ -173,6 +184,7 @@ export class CrawlScheduler implements RunHost {
       clock: this.clock,
       ...settings.settler,
       maxBacklog: settings.bufferSize * 2,
+      ...(series ? { metrics: series } : {}),
     });
     const fallbackRetry = { retryDelayMs: this.job.retryDelayMs, maxAttempts: this.job.maxAttempts };
     this.dispatcher = new Dispatcher({
@@ -228,7 +240,15 @@ export class CrawlScheduler implements RunHost {
       fallbackRetry,
       ...(deps.recrawl ? { recrawl: deps.recrawl } : {}),
       logger: logger.child({ module: 'outcomes' }),
+      ...(series ? { metrics: series } : {}),
+      clock: this.clock,
     };
+    series?.watch({
+      runs: () => this.reports(),
+      sessions: () => this.sessions.size,
+      deadLetters: () => this.stats.failed,
+      politenessWaiting: () => this.dispatcher.politenessWaiting(),
+    });
     this.robots = new RobotsGuard({
       cache: new RobotsCache({
         ...ROBOTS_CACHE_DEFAULTS,
@@ -297,6 +317,7 @@ export class CrawlScheduler implements RunHost {
         why: (url, runId) => this.why(url, runId),
         runs: () => this.reports(),
         logger: logger.child({ module: 'api' }),
+        ...(this.deps.metrics ? { metrics: this.deps.metrics.registry } : {}),
       }),
       handlers: {
         onReady: (session) => {

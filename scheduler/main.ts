@@ -17,6 +17,9 @@ import { loadJob, saveJob } from './job-file.js';
 import { SCHEDULER_FILE } from '../shared/protocol/why.js';
 import { openControlPlane } from './runs/control-plane.js';
 import { openRecrawlIndex } from './recrawl/open-index.js';
+import { createMetricsRegistry } from '../shared/metrics/registry.js';
+import { createPublishTimers } from '../shared/metrics/publish-latency.js';
+import { createSchedulerMetrics } from './metrics/scheduler-metrics.js';
 
 function tell(message: RoleIpcMessage): void {
   process.send?.(message);
@@ -61,10 +64,14 @@ export async function main(env: Record<string, string | undefined> = process.env
   // The runs in SQL, unless this is `ackcrawl crawl`'s one configured crawl.
   const plane =
     (config.serveRuns ?? config.seeds.length === 0) ? await openControlPlane(config, logger) : null;
-  const backend = await openBackend(config, logger).catch(async (err: unknown) => {
-    await plane?.close();
-    throw err;
-  });
+  // One registry for the process, served at GET /metrics with the scheduler's token.
+  const registry = createMetricsRegistry();
+  const backend = await openBackend(config, logger, createPublishTimers(registry)).catch(
+    async (err: unknown) => {
+      await plane?.close();
+      throw err;
+    },
+  );
   const jobPath = join(config.frontier === 'sqlite' ? config.outDir : config.dataDir, 'job.json');
   // Seeds in the configuration define the crawl; without them, the crawl submitted last (if any).
   // A job file from an older version lacks newer settings: the configuration's values fill them.
@@ -109,6 +116,7 @@ export async function main(env: Record<string, string | undefined> = process.env
     frontier: backend.frontier,
     sink: backend.sink,
     logger,
+    metrics: { registry, series: createSchedulerMetrics(registry) },
     saveJob: (submitted) => saveJob(jobPath, submitted),
     onProgress: (progress) => tell({ type: 'progress', progress: { ...progress } }),
     ...(plane ? { onFailure: plane.logFailure } : {}),

@@ -7,6 +7,8 @@ import { bearerToken } from '../../shared/http/bearer.js';
 import { requestGuards, type HostPolicy } from '../../shared/http/request-guards.js';
 import type { Logger } from '../../shared/logger.js';
 import type { DesiredState, ProcessReport } from '../../shared/protocol/agent.js';
+import type { Registry } from '../../shared/metrics/registry.js';
+import { metricsRoute } from '../../shared/metrics/route.js';
 
 export interface AgentAppDeps {
   agentId: string;
@@ -18,13 +20,19 @@ export interface AgentAppDeps {
   desired: () => DesiredState | null;
   /** Send a heartbeat now and take the master's answer. */
   sync: () => void;
+  /**
+   * The process's metrics (client/agent/metrics.ts adds its crawlers'), served at `GET /metrics`
+   * with the agent credential. Absent: no such route.
+   */
+  metrics?: Registry;
 }
 
 const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
 
 /**
  * The agent's API, built without listen(): `GET /health` (open), and with the agent credential
- * `GET /api/v1/status` (its processes and what the master last asked) and `POST /api/v1/sync`
+ * `GET /api/v1/status` (its processes and what the master last asked), `GET /metrics` (Prometheus
+ * text, its crawler processes' numbers included: docs/metrics.md) and `POST /api/v1/sync`
  * (the master's nudge: a heartbeat now, whose answer carries a change). Commands themselves come
  * only as the master's desired state, kept in SQL, so a master restart loses none.
  */
@@ -42,6 +50,8 @@ export function createAgentApp(deps: AgentAppDeps): Koa {
       );
     }
   };
+  if (deps.metrics)
+    app.use(metricsRoute(deps.metrics, (ctx) => authorize(ctx.get('authorization') || undefined)));
   const router = new Router();
   router.get('/health', (ctx) => {
     ctx.body = { status: 'ok', agentId: deps.agentId };

@@ -16,6 +16,8 @@ import { exitOnFault } from '../../shared/lifecycle/faults.js';
 import type { DesiredState } from '../../shared/protocol/agent.js';
 import { createAgentApp } from './app.js';
 import { agentHostPolicy } from './host-policy.js';
+import { registerAgentMetrics } from './metrics.js';
+import { createMetricsRegistry } from '../../shared/metrics/registry.js';
 import { agentConfigSchema, killAfterMs, type AgentConfig } from './config.js';
 import { hostFacts } from './host-facts.js';
 import { MasterLink } from './master-link.js';
@@ -103,6 +105,9 @@ async function runWithMaster(
   const masterUrl = config.masterUrl as string;
   let desired: DesiredState | null = null;
   let link: MasterLink | null = null;
+  // One registry for the process: its own numbers and its crawlers', at GET /metrics.
+  const registry = createMetricsRegistry();
+  registerAgentMetrics(registry, () => processReports(manager));
   const app = createAgentApp({
     agentId,
     token: agentToken,
@@ -111,6 +116,7 @@ async function runWithMaster(
     processes: () => processReports(manager),
     desired: () => desired,
     sync: () => link?.sync(),
+    metrics: registry,
   });
   const tls = readTlsServerOptions(config);
   const server: Server = tls ? createHttpsServer(tls, app.callback()) : createHttpServer(app.callback());

@@ -9,6 +9,7 @@ import { createWebhookSender, type WebhookSender } from '../webhooks/sender.js';
 import { deadLetterDepthReader } from './dead-letter-depth.js';
 import { createAlertEngine, startAlertLoop } from './engine.js';
 import { createStoreFacts, type CrashLoop, type LostAgent } from './facts.js';
+import type { MasterMetrics } from '../metrics/master-metrics.js';
 
 export interface AlertingOptions {
   store: SqlStore;
@@ -31,6 +32,8 @@ export interface AlertingOptions {
   /** Tests pass their own sender and random. */
   send?: WebhookSender;
   random?: () => number;
+  /** Counts webhook deliveries by result (master/metrics); absent: not counted. */
+  metrics?: Pick<MasterMetrics, 'delivery'>;
 }
 
 export interface Alerting {
@@ -68,6 +71,7 @@ export function startAlerting(o: AlertingOptions): Alerting {
     logger: log,
     leaseMs: o.timeoutMs * 3,
     ...(o.random ? { random: o.random } : {}),
+    ...(o.metrics ? { metrics: o.metrics } : {}),
   });
   const alertLoop = startAlertLoop(engine, { intervalMs: o.alertIntervalMs, logger: log });
   const deliveryLoop = startDeliveryLoop({

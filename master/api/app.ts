@@ -3,6 +3,7 @@ import Koa, { type Context } from 'koa';
 import { errorResponses } from '../../shared/http/error-responses.js';
 import { readJsonBody } from '../../shared/http/json-body.js';
 import { requestGuards } from '../../shared/http/request-guards.js';
+import { metricsRoute } from '../../shared/metrics/route.js';
 import { requireAgent } from './auth/agent-auth.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import type { MasterAppDeps } from './deps.js';
@@ -59,7 +60,8 @@ export function masterRoutes(deps: MasterAppDeps): RouteSpec[] {
  * The master's management API as a Koa app that does not listen (master/main.ts serves it, tests
  * drive `app.callback()`). Everything is under /api/v1 (see docs/master-api.md and the OpenAPI
  * document at /api/v1/openapi.json). Every request passes the Host check (DNS rebinding) and the
- * cross-origin check first, then the route's token scope, then its path, query and body schemas.
+ * cross-origin check first, then the route's token scope (`GET /metrics`, the Prometheus text of
+ * docs/metrics.md, needs the read scope), then its path, query and body schemas.
  * The API only reads and writes the SQL store and sends run commands: job settings are data.
  */
 export function createMasterApp(deps: MasterAppDeps): Koa {
@@ -73,6 +75,7 @@ export function createMasterApp(deps: MasterAppDeps): Koa {
     errorResponses(deps.logger, { service: 'master', routesHint: `see GET ${API_PREFIX}/openapi.json` }),
   );
   app.use(requestGuards(deps.options.hosts));
+  if (deps.metrics) app.use(metricsRoute(deps.metrics, (ctx) => auth.require(ctx, 'read')));
   const router = new Router({ prefix: API_PREFIX });
   for (const spec of masterRoutes(deps)) {
     router[spec.method](spec.path, async (ctx: Context & { params: Record<string, string> }) => {

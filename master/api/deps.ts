@@ -1,4 +1,5 @@
 import type { HostPolicy } from '../../shared/http/request-guards.js';
+import type { Registry } from '../../shared/metrics/registry.js';
 import type { Logger } from '../../shared/logger.js';
 import type { RunControl } from '../../shared/ports/run-control.js';
 import type { SqlStore } from '../../shared/ports/sql-store.js';
@@ -53,6 +54,11 @@ export interface MasterAppDeps {
   /** Absent: the agents' routes answer 401 (no agent credential is set up). */
   fleet?: FleetDeps;
   alerting: AlertingDeps;
+  /**
+   * The process's metrics, served at `GET /metrics` (outside /api/v1, where Prometheus looks) to a
+   * token with the read scope. Absent: no such route.
+   */
+  metrics?: Registry;
 }
 
 /** What the alert and webhook routes use besides the store (master/alerts, master/webhooks). */

@@ -6,6 +6,8 @@ export interface PlannedFire {
   kind: 'run' | 'missed';
   /** Older missed fire times folded into this one. */
   folded: number;
+  /** This one was missed too (older than the grace): a misfire, with `folded` more. */
+  late: boolean;
 }
 
 /**
@@ -29,9 +31,10 @@ export function planFires(input: {
       fireAt: newestMissed,
       kind: input.misfire === 'run-once' ? 'run' : 'missed',
       folded: missed.length - 1,
+      late: true,
     });
   }
-  for (const fireAt of onTime) plan.push({ fireAt, kind: 'run', folded: 0 });
+  for (const fireAt of onTime) plan.push({ fireAt, kind: 'run', folded: 0, late: false });
   return plan;
 }
 

@@ -9,6 +9,7 @@ import type {
 } from '../../shared/ports/sql-store.js';
 import type { CronEngine, CronWatch } from './cron-engine.js';
 import { decideOverlap, planFires, type PlannedFire } from './fire-plan.js';
+import type { MasterMetrics } from '../metrics/master-metrics.js';
 
 /** Runs that are not final: what the overlap policy looks at. */
 const ACTIVE = ['queued', 'running', 'paused'] as const;
@@ -45,6 +46,8 @@ export interface ScheduleLoopDeps {
   logger: Logger;
   options: ScheduleLoopOptions;
   timers?: { setInterval: typeof setInterval; clearInterval: typeof clearInterval };
+  /** Counts misfires, once, by the master that claims them; absent: not counted. */
+  metrics?: Pick<MasterMetrics, 'misfires'>;
 }
 
 export interface ScheduleLoop {
@@ -159,7 +162,9 @@ export function createScheduleLoop(deps: ScheduleLoopDeps): ScheduleLoop {
       runId,
       missed: planned.folded,
     });
-    if (claimed) await decide(row, planned, runId);
+    if (!claimed) return;
+    if (planned.late) deps.metrics?.misfires(row.misfire, planned.folded + 1);
+    await decide(row, planned, runId);
   };
 
   /** What a fire time this master claimed comes to: missed, skipped, waiting, or a run with `runId`. */

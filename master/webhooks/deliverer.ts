@@ -4,6 +4,7 @@ import type { SqlStore } from '../../shared/ports/sql-store.js';
 import { backoffMs, retryAfterMs, type RetrySchedule } from './retry-schedule.js';
 import type { WebhookSender } from './sender.js';
 import { webhookHeaders } from './signature.js';
+import type { DeliveryResult, MasterMetrics } from '../metrics/master-metrics.js';
 
 export interface DelivererDeps {
   store: SqlStore;
@@ -14,6 +15,8 @@ export interface DelivererDeps {
   logger: Logger;
   /** How long a claimed attempt keeps others off a row (a master dying mid-attempt frees it then). */
   leaseMs: number;
+  /** Counts each attempt's result; absent: not counted. */
+  metrics?: Pick<MasterMetrics, 'delivery'>;
 }
 
 /**
@@ -40,6 +43,7 @@ export function createDeliverer(deps: DelivererDeps) {
             : `the endpoint is disabled: ${webhook.disabledReason ?? 'by a person'}`,
       };
       await store.deliveries.record(row.id, outcome);
+      deps.metrics?.delivery('cancelled');
       return { ...row, ...outcome };
     }
     const result = await deps.send({
@@ -56,6 +60,7 @@ export function createDeliverer(deps: DelivererDeps) {
       attempts,
     });
     let outcome: Parameters<SqlStore['deliveries']['record']>[1];
+    let counted: DeliveryResult;
     if (result.kind === 'answered' && result.status >= 200 && result.status < 300) {
       outcome = {
         state: 'delivered',
@@ -66,6 +71,7 @@ export function createDeliverer(deps: DelivererDeps) {
         deliveredAt: done,
         updatedAt: done,
       };
+      counted = 'delivered';
       log.info({ status: result.status }, 'webhook delivered');
     } else if (result.kind === 'answered' && result.status === 410) {
       const reason = `the receiver answered 410 Gone at ${new Date(done).toISOString()}`;
@@ -79,6 +85,7 @@ export function createDeliverer(deps: DelivererDeps) {
         deliveredAt: null,
         updatedAt: done,
       };
+      counted = 'disabled';
       log.warn({ status: 410 }, 'webhook endpoint answered 410 Gone: disabled');
     } else {
       const status = result.kind === 'answered' ? result.status : null;
@@ -93,6 +100,7 @@ export function createDeliverer(deps: DelivererDeps) {
           deliveredAt: null,
           updatedAt: done,
         };
+        counted = 'failed';
         log.warn({ status, error }, 'webhook delivery failed: out of attempts');
       } else {
         const asked = result.kind === 'answered' ? retryAfterMs(result.retryAfter, done) : null;
@@ -106,6 +114,7 @@ export function createDeliverer(deps: DelivererDeps) {
           deliveredAt: null,
           updatedAt: done,
         };
+        counted = 'retry';
         log.info(
           { status, error, retryInMs: delay, retryAfter: asked !== null },
           'webhook delivery will be retried',
@@ -113,6 +122,7 @@ export function createDeliverer(deps: DelivererDeps) {
       }
     }
     await store.deliveries.record(row.id, outcome);
+    deps.metrics?.delivery(counted);
     return { ...row, ...outcome };
   };
 

@@ -2,6 +2,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { Frontier } from '../../shared/ports/frontier.js';
 import type { PageSink } from '../../shared/ports/page-sink.js';
 import type { SchedulerConfig } from '../config.js';
+import type { PublishTimer } from '../../shared/metrics/publish-latency.js';
 import { openFrontier } from './frontiers.js';
 import { openSink } from './sinks.js';
 
@@ -14,9 +15,19 @@ export interface Backend {
   close(): Promise<void>;
 }
 
-export async function openBackend(config: SchedulerConfig, logger: Logger): Promise<Backend> {
-  const opened = await openSink(config, logger);
-  const frontier = await openFrontier(config, logger);
+/** Timers of the brokers' publishes (shared/metrics/publish-latency.ts); absent: not timed. */
+export interface BackendTimers {
+  kafka: PublishTimer;
+  rabbitmq: PublishTimer;
+}
+
+export async function openBackend(
+  config: SchedulerConfig,
+  logger: Logger,
+  timers?: BackendTimers,
+): Promise<Backend> {
+  const opened = await openSink(config, logger, timers?.kafka);
+  const frontier = await openFrontier(config, logger, timers?.rabbitmq);
   return {
     frontier,
     sink: opened.sink,

@@ -7,8 +7,13 @@ import { readTlsCa } from '../../shared/config/tls.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Frontier } from '../../shared/ports/frontier.js';
 import type { SchedulerConfig } from '../config.js';
+import type { PublishTimer } from '../../shared/metrics/publish-latency.js';
 
-export async function openFrontier(config: SchedulerConfig, logger: Logger): Promise<Frontier> {
+export async function openFrontier(
+  config: SchedulerConfig,
+  logger: Logger,
+  publishTimer?: PublishTimer,
+): Promise<Frontier> {
   if (config.frontier === 'sqlite') {
     // Commits need not wait for the disk when the record files are fdatasynced before each settle:
     // a settle lost to a power cut is replayed from them at start (FileSink.recover), links included.
@@ -34,5 +39,6 @@ export async function openFrontier(config: SchedulerConfig, logger: Logger): Pro
     prefetch: config.bufferSize * 3,
     leaseMs: config.leaseMs,
     logger: logger.child({ module: 'rabbitmq' }),
+    ...(publishTimer ? { publishTimer } : {}),
   });
 }

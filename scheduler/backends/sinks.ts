@@ -6,6 +6,7 @@ import { readTlsCa } from '../../shared/config/tls.js';
 import type { Logger } from '../../shared/logger.js';
 import type { PageSink } from '../../shared/ports/page-sink.js';
 import type { SchedulerConfig } from '../config.js';
+import type { PublishTimer } from '../../shared/metrics/publish-latency.js';
 
 export interface OpenedSink {
   sink: PageSink;
@@ -25,7 +26,11 @@ async function untilStarted(start: () => Promise<void>, logger: Logger, what: st
   }
 }
 
-export async function openSink(config: SchedulerConfig, logger: Logger): Promise<OpenedSink> {
+export async function openSink(
+  config: SchedulerConfig,
+  logger: Logger,
+  publishTimer?: PublishTimer,
+): Promise<OpenedSink> {
   if (config.sink === 'file') {
     const sink = new FileSink({
       dir: config.outDir,
@@ -38,7 +43,12 @@ export async function openSink(config: SchedulerConfig, logger: Logger): Promise
   }
   const ca = readTlsCa(config);
   const blobStore = createMinioBlobStore(config, ca);
-  const sink = createKafkaSink(config, { logger: logger.child({ module: 'kafka' }), blobStore, ca });
+  const sink = createKafkaSink(config, {
+    logger: logger.child({ module: 'kafka' }),
+    blobStore,
+    ca,
+    ...(publishTimer ? { publishTimer } : {}),
+  });
   await untilStarted(() => sink.start(), logger, 'Kafka');
   return {
     sink,

@@ -124,6 +124,16 @@ export class Dispatcher {
     return this.buffer.size + this.suspects.size;
   }
 
+  /**
+   * Buffered tasks whose host's politeness lets nothing start now (delay, concurrency, cool-down):
+   * a scan of the hosts, for the metrics. The robots.txt hold is not asked (asking it has effects).
+   */
+  politenessWaiting(): number {
+    const now = this.options.clock();
+    const waits = (lease: Lease): boolean => this.options.gate.waitMs(lease.host, now) > 0;
+    return this.buffer.hostsWhoseNext(waits).tasks + this.suspects.hostsWhoseNext(waits).tasks;
+  }
+
   addSession(session: CrawlerSession): void {
     this.sessions.set(session.id, session);
   }

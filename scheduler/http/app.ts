@@ -11,6 +11,8 @@ import { bearerMatches } from '../../shared/http/bearer.js';
 import { errorResponses } from '../../shared/http/error-responses.js';
 import { readJsonBody } from '../../shared/http/json-body.js';
 import { requestGuards, type HostPolicy } from '../../shared/http/request-guards.js';
+import type { Registry } from '../../shared/metrics/registry.js';
+import { metricsRoute } from '../../shared/metrics/route.js';
 
 export interface SchedulerAppDeps {
   /** The bearer token every route but `/health` requires. */
@@ -24,6 +26,8 @@ export interface SchedulerAppDeps {
   /** The runs this scheduler hosts, with their state and counters. */
   runs: () => RunReport[];
   logger: Logger;
+  /** The process's metrics, served at `GET /metrics` with the same token (absent: no route). */
+  metrics?: Registry;
 }
 
 /**
@@ -32,8 +36,8 @@ export interface SchedulerAppDeps {
  *
  * - `GET /health`: open, says only that the scheduler answers;
  * - `GET /crawl`, `POST /crawl` (the single crawl: the default run), `GET /why?url=…&runId=…`
- *   (`runId` optional: the default run), `GET /runs` (every hosted run's state and counters):
- *   bearer token.
+ *   (`runId` optional: the default run), `GET /runs` (every hosted run's state and counters),
+ *   `GET /metrics` (Prometheus text, docs/metrics.md): bearer token.
  *
  * Every request passes the Host check (DNS rebinding) and the cross-origin check first; a POST
  * body must be `application/json` of at most 1 MiB. Errors are `{ error: { code, message } }`.
@@ -47,12 +51,17 @@ export function createSchedulerApp(deps: SchedulerAppDeps): Koa {
     }),
   );
   app.use(requestGuards(deps.hosts));
-  const authorized: Middleware = async (ctx, next) => {
-    if (!bearerMatches(ctx.get('authorization') || undefined, deps.token)) {
+  const authorize = (authorization: string | undefined): void => {
+    if (!bearerMatches(authorization, deps.token)) {
       throw new AppError('UNAUTHORIZED', 'a valid bearer token is required (Authorization: Bearer <token>)');
     }
+  };
+  const authorized: Middleware = async (ctx, next) => {
+    authorize(ctx.get('authorization') || undefined);
     await next();
   };
+  if (deps.metrics)
+    app.use(metricsRoute(deps.metrics, (ctx) => authorize(ctx.get('authorization') || undefined)));
   const router = new Router();
   router.get('/health', (ctx) => {
     ctx.body = { status: 'ok' };

@@ -8,6 +8,7 @@ import { sitemapEntryTasks } from '../robots/sitemap-tasks.js';
 import type { HostedRun } from '../runs/hosted-run.js';
 import type { Settler } from './settler.js';
 import type { CaptureUpdate, ValidatorsIndex } from '../recrawl/validators-index.js';
+import type { PageOutcomeLabel, SchedulerMetrics } from '../metrics/scheduler-metrics.js';
 
 export interface OutcomeRouting {
   dispatcher: Dispatcher;
@@ -20,6 +21,10 @@ export interface OutcomeRouting {
   /** The recrawl index (absent: no recrawls): a not-modified page's links are the confirmed capture's. */
   recrawl?: Pick<ValidatorsIndex, 'lookup'>;
   logger: Logger;
+  /** Counts each outcome (pages, fetch duration, bytes); absent: nothing is counted. */
+  metrics?: Pick<SchedulerMetrics, 'page'>;
+  /** For the fetch duration of a crawler that does not report one (from dispatch to outcome). */
+  clock?: () => number;
 }
 
 /**
@@ -43,6 +48,16 @@ export function routeOutcome(
     return;
   }
   const run = deps.runOf(lease);
+  const count = (outcome: PageOutcomeLabel): void => {
+    if (!deps.metrics) return;
+    const ms = header.fetchMs ?? (deps.clock ?? Date.now)() - flight.sentAt;
+    deps.metrics.page({
+      outcome,
+      status: header.status ?? header.failure?.status ?? null,
+      seconds: Math.max(0, ms) / 1000,
+      bytes: record.length,
+    });
+  };
   const sinkRecord = { key: lease.url, value: record };
   if (header.outcome !== 'failed') {
     // A run no longer hosted here follows no links: its outcome is kept, its crawl goes no further.
@@ -70,6 +85,7 @@ export function routeOutcome(
             links: header.links,
           }
         : undefined;
+    count(header.outcome === 'ok' ? 'ok' : 'not_modified');
     deps.settler.ack(lease, sinkRecord, discovered, capture);
     deps.crashes.forget(lease.taskId);
     return;
@@ -91,6 +107,7 @@ export function routeOutcome(
     run?.retry ?? deps.fallbackRetry,
   );
   const reason = `${failure.code}: ${failure.message}`;
+  count(decision.kind === 'final' ? 'failed' : 'retry');
   if (decision.kind === 'final') {
     deps.settler.fail(lease, sinkRecord, reason);
     deps.crashes.forget(lease.taskId);

@@ -19,6 +19,7 @@ import type { CaptureUpdate } from '../recrawl/validators-index.js';
 import { SETTLER_DEFAULTS, type SettlerLimits } from './settler-limits.js';
 import { StallReport } from './stall-report.js';
 import { unwritableRecord } from './unfetched-record.js';
+import type { SchedulerMetrics } from '../metrics/scheduler-metrics.js';
 
 export interface SettlerOptions extends Partial<SettlerLimits> {
   sink: PageSink;
@@ -44,6 +45,8 @@ export interface SettlerOptions extends Partial<SettlerLimits> {
    */
   captures?: { record(updates: readonly CaptureUpdate[]): void };
   clock?: () => number;
+  /** Counts retries by tier, final failures and errors by code as they are handed in. */
+  metrics?: Pick<SchedulerMetrics, 'retry' | 'finalFailure'>;
 }
 
 const MAX_BACKOFF_MS = 10_000;
@@ -124,6 +127,7 @@ export class Settler {
   }
 
   fail(lease: SettledLease, record: SinkRecord, error: string): void {
+    this.options.metrics?.finalFailure(error);
     this.add('fail', lease, record, [], error);
   }
 
@@ -132,6 +136,7 @@ export class Settler {
   }
 
   retry(lease: SettledLease, delayMs: number, error: string): void {
+    this.options.metrics?.retry(delayMs, error);
     this.add('retry', lease, null, [], error, delayMs);
   }
 

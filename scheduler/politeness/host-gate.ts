@@ -39,6 +39,8 @@ export interface HostGateDeps {
   random?: () => number;
   /** Hosts whose learned state is kept (least recently used dropped first). */
   learnedCapacity?: number;
+  /** Told of each pause: a 429/503 cool-down (`slow_down`) or a `defer` (robots.txt unreadable). */
+  onCooldown?: (reason: 'slow_down' | 'deferred') => void;
 }
 
 /**
@@ -155,6 +157,7 @@ export class HostGate {
     if (untilMs > learned.pausedUntil) {
       learned.pausedUntil = untilMs;
       learned.pauseReason = reason;
+      this.deps.onCooldown?.('deferred');
     }
   }
 
@@ -210,6 +213,7 @@ export class HostGate {
       if (now + ms > learned.pausedUntil) {
         learned.pausedUntil = now + ms;
         learned.pauseReason = `HTTP ${feedback.status} cool-down #${learned.slowDownStreak}`;
+        this.deps.onCooldown?.('slow_down');
       }
       this.deps.logger?.info(
         { host, status: feedback.status, cooldownMs: ms, streak: learned.slowDownStreak },

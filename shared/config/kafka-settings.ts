@@ -11,6 +11,7 @@ import type { BlobStore } from '../ports/blob-store.js';
  * that scripts/services.sh starts. Role schemas spread these fields:
  * `z.object({ ...kafkaSettingsSchema.shape })`.
  */
+import type { PublishTimer } from '../metrics/publish-latency.js';
 export const kafkaSettingsSchema = z.object({
   kafkaBrokers: field
     .list()
@@ -39,6 +40,8 @@ export interface KafkaSinkDeps {
   blobStore: BlobStore;
   /** CAs trusted with kafkaTls (shared/config/tls.ts readTlsCa); absent: the system's. */
   ca?: readonly string[] | undefined;
+  /** Times each producer send (shared/metrics/publish-latency.ts); absent: not timed. */
+  publishTimer?: PublishTimer;
 }
 
 export function createKafkaSink(settings: KafkaSettings, deps: KafkaSinkDeps): KafkaSink {
@@ -53,5 +56,6 @@ export function createKafkaSink(settings: KafkaSettings, deps: KafkaSinkDeps): K
     ssl: kafkaSsl(settings.kafkaTls, deps.ca),
     blobStore: deps.blobStore,
     logger: deps.logger,
+    ...(deps.publishTimer ? { publishTimer: deps.publishTimer } : {}),
   });
 }

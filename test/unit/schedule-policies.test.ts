@@ -30,12 +30,12 @@ describe('schedules: fire plan', () => {
     const due = [T0, T0 + 10_000, T0 + 20_000, T0 + 30_000];
     const now = T0 + 30_500;
     assert.deepEqual(planFires({ due, now, graceMs: 5_000, misfire: 'run-once' }), [
-      { fireAt: T0 + 20_000, kind: 'run', folded: 2 },
-      { fireAt: T0 + 30_000, kind: 'run', folded: 0 },
+      { fireAt: T0 + 20_000, kind: 'run', folded: 2, late: true },
+      { fireAt: T0 + 30_000, kind: 'run', folded: 0, late: false },
     ]);
     assert.deepEqual(planFires({ due, now, graceMs: 5_000, misfire: 'skip' }), [
-      { fireAt: T0 + 20_000, kind: 'missed', folded: 2 },
-      { fireAt: T0 + 30_000, kind: 'run', folded: 0 },
+      { fireAt: T0 + 20_000, kind: 'missed', folded: 2, late: true },
+      { fireAt: T0 + 30_000, kind: 'run', folded: 0, late: false },
     ]);
     assert.deepEqual(planFires({ due: [], now, graceMs: 5_000, misfire: 'skip' }), []);
   });

@@ -2,6 +2,7 @@ import { StorageError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { toSinkFailure } from './kafka-errors.js';
 import type { KafkaTransport, SendAnswer, SinkProducer } from './kafka-transport.js';
+import type { PublishTimer } from '../../metrics/publish-latency.js';
 
 /** How long the next operation waits, at most, for an abandoned send to end (it cannot reach Kafka). */
 const ABANDON_WAIT_MS = 10_000;
@@ -16,6 +17,8 @@ export interface ProducerSlotOptions {
   timeoutMs: number;
   topic: string;
   logger: Logger;
+  /** Told how long each producer send took until Kafka acked it (or failed); absent: not timed. */
+  publishTimer?: PublishTimer;
 }
 
 /**
@@ -58,8 +61,13 @@ export class ProducerSlot {
     const { timeoutMs } = this.options;
     const deadline = Date.now() + timeoutMs;
     for (let backoffMs = 100; ; backoffMs = Math.min(backoffMs * 2, 2_000)) {
+      const started = performance.now();
       const attempt = producer.send(messages);
       const outcome = await settleBy(attempt, deadline);
+      this.options.publishTimer?.observe(
+        (performance.now() - started) / 1000,
+        outcome.kind === 'ok' ? 'ok' : 'error',
+      );
       if (outcome.kind === 'ok') return outcome.value;
       if (outcome.kind === 'late') {
         this.abandon(producer, attempt, messages.length);

@@ -12,6 +12,7 @@ import { recoverAfter } from './kafka-recovery.js';
 import { closedError, ProducerSlot } from './kafka-producer-slot.js';
 import { createKafkajsTransport, type KafkaTransport } from './kafka-transport.js';
 
+import type { PublishTimer } from '../../metrics/publish-latency.js';
 export interface KafkaSinkOptions {
   brokers: readonly string[];
   topic: string;
@@ -46,6 +47,8 @@ export interface KafkaSinkOptions {
   /** Replaces kafkajs (unit tests); `brokers` and the connection settings are then unused. */
   transport?: KafkaTransport;
   logger: Logger;
+  /** Times each producer send (`ackcrawl_kafka_publish_duration_seconds`); absent: not timed. */
+  publishTimer?: PublishTimer;
 }
 
 interface Outgoing {
@@ -108,6 +111,7 @@ export class KafkaSink implements PageSink {
       timeoutMs: options.writeTimeoutMs ?? 30_000,
       topic: options.topic,
       logger: this.logger,
+      ...(options.publishTimer ? { publishTimer: options.publishTimer } : {}),
     });
   }
 

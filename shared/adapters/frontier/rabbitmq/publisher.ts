@@ -2,6 +2,7 @@ import type { Message } from 'amqplib';
 import { StorageError } from '../../../errors.js';
 import type { Link } from './broker-link.js';
 import { unavailable } from './rabbit-errors.js';
+import type { PublishTimer } from '../../../metrics/publish-latency.js';
 
 export interface Outgoing {
   /** '' (the default exchange: `routingKey` is a queue name) or one of the frontier's exchanges. */
@@ -18,6 +19,8 @@ export interface PublisherOptions {
   confirmTimeoutMs: number;
   /** Drops the link (see BrokerLink.reset). */
   resetLink: (reason: string) => void;
+  /** Told how long each batch took until its last confirm (or failed); absent: not timed. */
+  publishTimer?: PublishTimer;
 }
 
 /**
@@ -56,6 +59,25 @@ export class Publisher {
     if (items.length === 0) return;
     const returned = this.returned.get(link);
     if (!link.alive || returned === undefined) throw unavailable(op);
+    const timer = this.options.publishTimer;
+    if (!timer) return this.publishBatch(link, items, op, returned, onConfirmed);
+    const started = performance.now();
+    try {
+      await this.publishBatch(link, items, op, returned, onConfirmed);
+      timer.observe((performance.now() - started) / 1000, 'ok');
+    } catch (err) {
+      timer.observe((performance.now() - started) / 1000, 'error');
+      throw err;
+    }
+  }
+
+  private async publishBatch(
+    link: Link,
+    items: readonly Outgoing[],
+    op: string,
+    returned: Set<string>,
+    onConfirmed?: (index: number) => void,
+  ): Promise<void> {
     const confirms: Promise<void>[] = [];
     for (const [index, item] of items.entries()) {
       const messageId = `${this.options.token}.${(this.seq += 1).toString(36)}`;

@@ -133,6 +133,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
       token,
       confirmTimeoutMs: options.confirmTimeoutMs ?? 30_000,
       resetLink: (reason) => this.link.reset(reason),
+      ...(options.publishTimer ? { publishTimer: options.publishTimer } : {}),
     });
     this.ledger = new Ledger(options.ledgerPath);
     const ensureRunQueues = (link: Link, runId: string): Promise<void> => this.ensureRunQueues(link, runId);

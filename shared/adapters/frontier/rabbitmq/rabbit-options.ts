@@ -9,6 +9,7 @@ import { checkBuckets, DEFAULT_RETRY_DELAY_BUCKETS_MS } from './topology.js';
  * channel (and makes every lease on it stale). Leases stay well inside it, and any delivery held
  * this long, leased or buffered, is handed back first.
  */
+import type { PublishTimer } from '../../../metrics/publish-latency.js';
 export const MAX_LEASE_MS = 25 * 60_000;
 export const MAX_HOLD_MS = 25 * 60_000;
 
@@ -38,6 +39,8 @@ export interface RabbitFrontierOptions {
   confirmTimeoutMs?: number;
   /** How long stats() may reuse queue counts this process did not change; 200 ms unless given. */
   statsCacheMs?: number;
+  /** Times each publish until its confirms (`ackcrawl_rabbitmq_publish_duration_seconds`). */
+  publishTimer?: PublishTimer;
 }
 
 export interface ResolvedOptions {
