@@ -19,6 +19,8 @@ import { createHostPolicy } from '../../shared/http/request-guards.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { RunCommand, RunControl } from '../../shared/ports/run-control.js';
 import type { SqlStore } from '../../shared/ports/sql-store.js';
+import type { Registry } from '../../shared/metrics/registry.js';
+import type { MasterMetrics } from '../../master/metrics/master-metrics.js';
 
 export interface Answer {
   status: number;
@@ -109,6 +111,8 @@ export async function startTestMaster(
     startAt?: number;
     /** Alerting settings over the defaults: private webhook URLs allowed (the receivers are on 127.0.0.1). */
     alerting?: Partial<Omit<AlertingOptions, 'store' | 'clock' | 'newId' | 'logger'>>;
+    /** The registry served at GET /metrics and the master's series on it (as master/main.ts wires them). */
+    metrics?: { registry: Registry; series: MasterMetrics };
   } = {},
 ): Promise<TestMaster> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ackcrawl-master-'));
@@ -155,6 +159,7 @@ export async function startTestMaster(
       allowPrivate: true,
       timeoutMs: 5_000,
       retry: { baseMs: 1_000, maxMs: 60_000, maxAttempts: 5 },
+      ...(options.metrics ? { metrics: options.metrics.series } : {}),
       ...options.alerting,
     });
     app = createMasterApp({
@@ -176,6 +181,7 @@ export async function startTestMaster(
         agentLostAfterMs: AGENT_LOST_AFTER_MS,
       },
       alerting: alerting.api,
+      ...(options.metrics ? { metrics: options.metrics.registry } : {}),
     });
     server = createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
