@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import Koa from 'koa';
 import { createServer } from 'node:http';
@@ -255,5 +257,36 @@ describe('metrics: the text format reader of the tests', () => {
       '# TYPE h histogram\nh_bucket{le="+Inf"} 2\nh_sum 1\nh_count 3',
     ];
     for (const text of bad) assert.throws(() => parsePrometheusText(text), Error, text);
+  });
+});
+
+describe('metrics: the docs', () => {
+  const docsFile = (name: string): string =>
+    readFileSync(fileURLToPath(new URL(`../../../docs/${name}`, import.meta.url)), 'utf8');
+
+  test('every series the Grafana dashboard queries is listed in docs/metrics.md', () => {
+    const dashboard = JSON.parse(docsFile('grafana-dashboard.json')) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
+    const doc = docsFile('metrics.md');
+    const used = new Set<string>();
+    for (const panel of dashboard.panels)
+      for (const target of panel.targets)
+        for (const name of target.expr.match(/ackcrawl_[a-z0-9_]+/g) ?? [])
+          used.add(name.replace(/_bucket$/, ''));
+    assert.ok(used.size >= 15, [...used].join(' '));
+    for (const name of used) assert.ok(doc.includes(`\`${name}\``), `${name} is not in docs/metrics.md`);
+  });
+
+  test('every series a role registers is listed in docs/metrics.md', async () => {
+    const registry = createMetricsRegistry({ defaults: false });
+    createSchedulerMetrics(registry);
+    createMasterMetrics(registry);
+    createPublishTimers(registry);
+    registerAgentMetrics(registry, () => [processReport(0)]);
+    const doc = docsFile('metrics.md');
+    const names = [...(await scrape(registry)).keys()];
+    assert.equal(names.length, 23, names.join(' '));
+    for (const name of names) assert.ok(doc.includes(`\`${name}\``), `${name} is not in docs/metrics.md`);
   });
 });
