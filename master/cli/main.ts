@@ -16,6 +16,7 @@ import { runClusterCrawl } from '../cluster/run-cluster-crawl.js';
 import { exitOnFault } from '../../shared/lifecycle/faults.js';
 import { registerJobsCommands } from './jobs/commands.js';
 import { registerFleetCommands } from './fleet/commands.js';
+import { registerStatusCommand } from './status/command.js';
 import { registerExtractCommands } from './extract-commands.js';
 import { createLogger } from '../../shared/logger.js';
 
@@ -171,6 +172,7 @@ const masterEnv = () => ({
 });
 registerJobsCommands(program, masterEnv, fail);
 registerFleetCommands(program, masterEnv, fail);
+registerStatusCommand(program, masterEnv, fail);
 
 registerExtractCommands(program, fail);
 
