@@ -15,6 +15,8 @@ import { buildClusterSummary, buildSummary, formatSummary } from './summary.js';
 import { runClusterCrawl } from '../cluster/run-cluster-crawl.js';
 import { exitOnFault } from '../../shared/lifecycle/faults.js';
 import { registerJobsCommands } from './jobs/commands.js';
+import { registerFleetCommands } from './fleet/commands.js';
+import { registerStatusCommand } from './status/command.js';
 import { registerExtractCommands } from './extract-commands.js';
 import { createLogger } from '../../shared/logger.js';
 
@@ -163,15 +165,14 @@ program
     process.stdout.write(options.json ? `${JSON.stringify(answer, null, 2)}\n` : `${formatWhy(answer)}\n`);
   });
 
-registerJobsCommands(
-  program,
-  () => ({
-    masterUrl: process.env.ACKCRAWL_MASTER_URL,
-    token: process.env.ACKCRAWL_TOKEN,
-    dataDir: process.env.ACKCRAWL_DATA_DIR || DEFAULT_DATA_DIR,
-  }),
-  fail,
-);
+const masterEnv = () => ({
+  masterUrl: process.env.ACKCRAWL_MASTER_URL,
+  token: process.env.ACKCRAWL_TOKEN,
+  dataDir: process.env.ACKCRAWL_DATA_DIR || DEFAULT_DATA_DIR,
+});
+registerJobsCommands(program, masterEnv, fail);
+registerFleetCommands(program, masterEnv, fail);
+registerStatusCommand(program, masterEnv, fail);
 
 registerExtractCommands(program, fail);
 

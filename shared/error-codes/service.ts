@@ -55,6 +55,14 @@ export const SERVICE_ERROR_CODES = {
   },
   WHY_NO_SOURCE: { retriable: false, meaning: 'ackcrawl why needs --out or --scheduler' },
   WHY_NO_CRAWL: { retriable: false, meaning: 'no crawl found where ackcrawl why looked' },
+  CLI_ARGUMENT_INVALID: {
+    retriable: false,
+    meaning: 'an argument of ackcrawl fleet or status is not what it takes (a count, a slot, a limit)',
+  },
+  STATUS_NO_CRAWL: {
+    retriable: false,
+    meaning: 'ackcrawl status --out found no embedded crawl there (no scheduler running, no frontier.sqlite)',
+  },
   RUN_CONTROL_UNAVAILABLE: {
     retriable: true,
     meaning:

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { AppError, InvalidInputError } from '../../../shared/errors.js';
-import { createMasterClient, type MasterClient, type MasterClientEnv } from './master-client.js';
+import { masterAction } from './act.js';
+import type { MasterClientEnv } from './master-client.js';
 import { registerScheduleCommands } from './schedule-commands.js';
 import { jobDetails, jobsTable, runDetails, type JobAnswer, type RunAnswer } from './views.js';
 
@@ -55,20 +56,7 @@ export function registerJobsCommands(
     .description(
       "manage the master's jobs and runs (ACKCRAWL_MASTER_URL; ACKCRAWL_TOKEN, or the admin-token file in ACKCRAWL_DATA_DIR)",
     );
-  const act =
-    <A extends unknown[]>(
-      body: (client: MasterClient, ...args: A) => Promise<{ json: unknown; text: string }>,
-    ) =>
-    async (...args: A): Promise<void> => {
-      const options = args.find((a, i) => i === args.length - 2 && typeof a === 'object') as
-        Output | undefined;
-      try {
-        const { json, text } = await body(createMasterClient(env()), ...args);
-        write(options?.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
-      } catch (err) {
-        fail(err);
-      }
-    };
+  const act = masterAction(env, fail, write);
 
   registerScheduleCommands(jobs, act);
 

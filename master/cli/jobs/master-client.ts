@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AppError, errorMessage } from '../../../shared/errors.js';
+import { AppError, InvalidInputError, errorMessage } from '../../../shared/errors.js';
 import { ADMIN_TOKEN_FILE } from '../../api/auth/bootstrap-admin.js';
 
 export const DEFAULT_MASTER_URL = 'http://127.0.0.1:8600';
@@ -24,7 +24,8 @@ export function masterToken(env: MasterClientEnv): string {
   if (env.token) return env.token;
   const path = join(resolve(env.dataDir), ADMIN_TOKEN_FILE);
   if (existsSync(path)) return readFileSync(path, 'utf8').trim();
-  throw new AppError(
+  // A usage problem (exit code 2), as a missing cluster token is for `ackcrawl crawl --cluster`.
+  throw new InvalidInputError(
     'NO_MASTER_TOKEN',
     `no token: set ACKCRAWL_TOKEN to an API token, or ACKCRAWL_DATA_DIR to the master's data dir (no ${path})`,
   );

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { MasterClient } from './master-client.js';
+import type { Act } from './act.js';
 import { formatTable } from './table.js';
 
 interface Output {
@@ -27,10 +27,6 @@ export interface FireAnswer {
   runId: string | null;
   missed: number;
 }
-
-type Act = <A extends unknown[]>(
-  body: (client: MasterClient, ...args: A) => Promise<{ json: unknown; text: string }>,
-) => (...args: A) => Promise<void>;
 
 const when = (iso: string | null): string =>
   iso === null ? '-' : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
