@@ -133,6 +133,19 @@ describe('ackcrawl fleet (the CLI of the fleet API)', () => {
     assert.equal(after.desiredProcesses, 1);
   });
 
+  test('forget: a live agent is refused; one that said goodbye leaves the fleet', async () => {
+    const id = await newAgent([proc(0)]);
+    const alive = await cli(['forget', id]);
+    assert.notEqual(alive.code, 0);
+    assert.match(alive.stderr, /409 AGENT_ALIVE: agent .* is online: drain and stop it first/);
+    const bye = await master.call('POST', `/api/v1/agents/${id}/goodbye`, { token: master.agentToken });
+    assert.equal(bye.status, 204, bye.text);
+    const gone = await cli(['forget', id]);
+    assert.equal(gone.code, 0, gone.stderr);
+    assert.equal(gone.stdout.trim(), `agent ${id}: forgotten`);
+    assert.equal((await master.call('GET', `/api/v1/agents/${id}`)).status, 404);
+  });
+
   test('unknown agent or slot, bad numbers, no token, no master: a message and a non-zero exit', async () => {
     const id = await newAgent([proc(0)]);
     const unknown = await cli(['show', 'no-such-agent']);

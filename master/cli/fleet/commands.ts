@@ -127,4 +127,16 @@ export function registerFleetCommands(
         return changed(agent, `agent ${agent.id}: draining`);
       }),
     );
+
+  fleet
+    .command('forget')
+    .description('forget a lost or stopped agent (a host gone for good) and its processes')
+    .argument('<agent>', 'the agent id')
+    .option('--json', 'print the answer as JSON')
+    .action(
+      act(async (client, id: string, _options: Output) => {
+        await client.call('DELETE', agentPath(id, ''));
+        return { json: { id, forgotten: true }, text: `agent ${id}: forgotten` };
+      }),
+    );
 }
