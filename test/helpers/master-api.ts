@@ -12,6 +12,7 @@ import { createMasterApp } from '../../master/api/app.js';
 import { hashSecret } from '../../master/api/auth/secrets.js';
 import { bootstrapAdminToken } from '../../master/api/auth/bootstrap-admin.js';
 import type { SchedulerWhy } from '../../master/api/deps.js';
+import { startLostSweeper } from '../../master/fleet/lost-sweeper.js';
 import { nodeCronEngine } from '../../master/schedules/cron-engine.js';
 import { createLocalRunControl } from '../../shared/adapters/run-control/local-run-control.js';
 import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
@@ -62,6 +63,22 @@ export interface TestMaster {
 
 export const STALE_AFTER_MS = 15_000;
 export const AGENT_LOST_AFTER_MS = 10_000;
+
+/** One pass of the lost sweeper over the master's store, at its clock: the ids it marked lost. */
+export async function sweepLost(master: Pick<TestMaster, 'store' | 'clock'>): Promise<string[]> {
+  const sweeper = startLostSweeper({
+    agents: master.store.agents,
+    lostAfterMs: AGENT_LOST_AFTER_MS,
+    everyMs: 60_000,
+    now: master.clock.now,
+    logger: silentLogger(),
+  });
+  try {
+    return await sweeper.sweep();
+  } finally {
+    sweeper.close();
+  }
+}
 
 /** Calls a loopback server with node's http client (it reads an answer sent before the body went out). */
 export function callServer(

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fleetFacts } from '../../master/alerts/fleet-facts.js';
-import { startLostSweeper } from '../../master/fleet/lost-sweeper.js';
-import { silentLogger } from '../../shared/logger.js';
 import type { ProcessReport } from '../../shared/protocol/agent.js';
 import { processReport, TEST_HOST_FACTS } from '../helpers/agent-reports.js';
 import type { SqlStore } from '../../shared/ports/sql-store.js';
-import { AGENT_LOST_AFTER_MS, startTestMaster, type TestMaster } from '../helpers/master-api.js';
+import { AGENT_LOST_AFTER_MS, startTestMaster, sweepLost, type TestMaster } from '../helpers/master-api.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 const facts = TEST_HOST_FACTS;
@@ -84,18 +82,7 @@ describe('fleet rows raise alerts: crash loop and lost agent, through the agent 
   test('an agent whose heartbeats stop is marked lost by the sweeper and alerted; its next heartbeat resolves it', async () => {
     const before = receiver.received.length;
     master.clock.advance(AGENT_LOST_AFTER_MS + 1);
-    const sweeper = startLostSweeper({
-      agents: master.store.agents,
-      lostAfterMs: AGENT_LOST_AFTER_MS,
-      everyMs: 60_000,
-      now: master.clock.now,
-      logger: silentLogger(),
-    });
-    try {
-      assert.deepEqual(await sweeper.sweep(), ['host-1']);
-    } finally {
-      sweeper.close();
-    }
+    assert.deepEqual(await sweepLost(master), ['host-1']);
     await master.alerting.evaluateNow();
     await master.alerting.deliverNow();
     assert.deepEqual(

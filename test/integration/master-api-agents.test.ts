@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { startLostSweeper } from '../../master/fleet/lost-sweeper.js';
-import { silentLogger } from '../../shared/logger.js';
 import { processReport, TEST_HOST_FACTS } from '../helpers/agent-reports.js';
-import { AGENT_LOST_AFTER_MS, assertError, startTestMaster, type TestMaster } from '../helpers/master-api.js';
+import {
+  AGENT_LOST_AFTER_MS,
+  assertError,
+  startTestMaster,
+  sweepLost,
+  type TestMaster,
+} from '../helpers/master-api.js';
 
 const facts = TEST_HOST_FACTS;
 const proc = processReport;
@@ -65,18 +69,7 @@ describe('master API: agents', () => {
       ['lost', 'lost', 'lost'],
     );
     // The sweeper writes it into SQL for other readers (the alert engine).
-    const sweeper = startLostSweeper({
-      agents: master.store.agents,
-      lostAfterMs: AGENT_LOST_AFTER_MS,
-      everyMs: 60_000,
-      now: master.clock.now,
-      logger: silentLogger(),
-    });
-    try {
-      assert.ok((await sweeper.sweep()).includes(id));
-    } finally {
-      sweeper.close();
-    }
+    assert.ok((await sweepLost(master)).includes(id));
     assert.equal((await master.store.agents.get(id))?.state, 'lost');
     assert.deepEqual(
       (await master.store.agents.processes(id)).map((p) => p.state),
@@ -100,18 +93,7 @@ describe('master API: agents', () => {
       'FORBIDDEN',
     );
     master.clock.advance(AGENT_LOST_AFTER_MS + 1);
-    const sweeper = startLostSweeper({
-      agents: master.store.agents,
-      lostAfterMs: AGENT_LOST_AFTER_MS,
-      everyMs: 60_000,
-      now: master.clock.now,
-      logger: silentLogger(),
-    });
-    try {
-      assert.ok((await sweeper.sweep()).includes(id));
-    } finally {
-      sweeper.close();
-    }
+    assert.ok((await sweepLost(master)).includes(id));
     const gone = await master.call('DELETE', `/api/v1/agents/${id}`);
     assert.equal(gone.status, 204, gone.text);
     assertError(await master.call('GET', `/api/v1/agents/${id}`), 404, 'AGENT_NOT_FOUND');
