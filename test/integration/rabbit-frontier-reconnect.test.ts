@@ -75,6 +75,8 @@ it(
       retryDelayBucketsMs: BUCKETS,
     });
     let restart: Promise<void> | null = null;
+    /** Why RabbitMQ could not be started again at the end, if it could not. */
+    let brokerUp: unknown = null;
     try {
       const expected = new Set<string>();
       const acked = new Map<string, number>();
@@ -181,14 +183,23 @@ it(
       process.off('uncaughtException', onUnhandled);
       // Whatever happened, RabbitMQ is left running for everyone else.
       await Promise.resolve(restart).catch(() => undefined);
-      await services('up', 'rabbitmq');
-      await frontier.close();
-      const admin = await rabbitAdmin();
-      await admin.deleteQueuesAndClose(
-        allQueueNames(prefix, BUCKETS, [DEFAULT_RUN_ID]),
-        allExchangeNames(prefix, BUCKETS),
+      // Each step whatever the one before did: a frontier left open keeps reconnecting, and this
+      // file's process would never end.
+      brokerUp = await services('up', 'rabbitmq').then(
+        () => null,
+        (err: unknown) => err,
       );
+      await frontier.close();
       rmSync(dir, { recursive: true, force: true });
+      if (brokerUp === null) {
+        const admin = await rabbitAdmin();
+        await admin.deleteQueuesAndClose(
+          allQueueNames(prefix, BUCKETS, [DEFAULT_RUN_ID]),
+          allExchangeNames(prefix, BUCKETS),
+        );
+      }
     }
+    // Reached only when the test itself passed: then a broker that did not come back fails it.
+    if (brokerUp !== null) throw brokerUp;
   },
 );
