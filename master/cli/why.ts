@@ -3,11 +3,12 @@ import { join, resolve } from 'node:path';
 import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
 import { clientToken } from '../../shared/config/cluster-token.js';
 import { InvalidInputError } from '../../shared/errors.js';
-import { SCHEDULER_FILE, type WhyAnswer } from '../../shared/protocol/why.js';
+import type { WhyAnswer } from '../../shared/protocol/why.js';
 import { createScope, type ScopeMode } from '../../shared/url/scope.js';
 import { explainUrl } from '../../shared/why/explain-url.js';
 import { describeScope } from '../../shared/why/scope-rule.js';
 import { httpStatusCode, toErrorCode } from '../../shared/error-codes/index.js';
+import { runningScheduler } from './running-scheduler.js';
 
 export interface WhyOptions {
   scheduler?: string;
@@ -55,16 +56,6 @@ export async function why(url: string, options: WhyOptions, env: WhyEnv): Promis
     );
   }
   return fromFiles(out, url);
-}
-
-function runningScheduler(out: string): { api: string; token?: string } | null {
-  const path = join(out, SCHEDULER_FILE);
-  if (!existsSync(path)) return null;
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as { api: string; token?: string };
-  } catch {
-    return null;
-  }
 }
 
 async function ask(api: string, token: string, url: string): Promise<WhyAnswer> {

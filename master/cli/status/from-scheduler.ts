@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openSqliteFrontier } from '../../../shared/adapters/frontier/sqlite-frontier.js';
 import { clientToken } from '../../../shared/config/cluster-token.js';
@@ -6,8 +6,8 @@ import { httpStatusCode, toErrorCode } from '../../../shared/error-codes/index.j
 import { AppError, InvalidInputError, errorMessage } from '../../../shared/errors.js';
 import type { CrawlStatus } from '../../../shared/protocol/crawl-api.js';
 import { DEFAULT_RUN_ID } from '../../../shared/protocol/task.js';
-import { SCHEDULER_FILE } from '../../../shared/protocol/why.js';
 import { runTotals, type StatusAnswer, type StatusRun } from './answer.js';
+import { runningScheduler } from '../running-scheduler.js';
 
 export interface SchedulerSource {
   /** `--scheduler`: a running scheduler's HTTP address. */
@@ -57,16 +57,6 @@ async function get(api: string, path: string, token: string): Promise<unknown> {
     );
   }
   return body;
-}
-
-function runningScheduler(out: string): { api: string; token?: string } | null {
-  const path = join(out, SCHEDULER_FILE);
-  if (!existsSync(path)) return null;
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as { api: string; token?: string };
-  } catch {
-    return null;
-  }
 }
 
 /**
