@@ -15,7 +15,18 @@ export async function scratchPostgres(): Promise<{ url: string; drop: () => Prom
     url: url.toString(),
     drop: async () => {
       try {
-        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        // FORCE ends our own connections; an autovacuum worker that happens to be in the database
+        // is the server's (42501: not ours to end) and leaves on its own within moments.
+        for (let attempt = 1; ; attempt += 1) {
+          try {
+            await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+            return;
+          } catch (err) {
+            const code = (err as { code?: string }).code;
+            if (attempt >= 40 || (code !== '42501' && code !== '55006')) throw err;
+            await new Promise((resolve) => setTimeout(resolve, 250));
+          }
+        }
       } finally {
         await admin.end();
       }
