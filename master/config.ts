@@ -72,6 +72,10 @@ export const masterConfigSchema = z
     scheduleMisfireGraceMs: field.int(0).default(10_000),
     /** A fire time still `claimed` this long after its claim (its master died) is taken over by another. */
     scheduleClaimLeaseMs: field.int(1_000).default(60_000),
+    /** The web dashboard at /ui/ and its live stream (docs/dashboard.md); off: the API only. */
+    dashboard: field.bool().default(true),
+    /** How often the dashboard's live stream reads SQL (one read per master, whoever watches). */
+    dashboardIntervalMs: field.int(200).default(1_000),
     maxBodyBytes: field.int(1024).default(1024 * 1024),
     headersTimeoutMs: field.int(100).default(10_000),
     requestTimeoutMs: field.int(100).default(30_000),

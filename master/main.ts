@@ -28,6 +28,7 @@ import { fleetFacts } from './alerts/fleet-facts.js';
 import { hashSecret } from './api/auth/secrets.js';
 import { startLostSweeper } from './fleet/lost-sweeper.js';
 import { createMasterApp } from './api/app.js';
+import { LiveSampler } from './dashboard/live-sampler.js';
 import { bootstrapAdminToken } from './api/auth/bootstrap-admin.js';
 import { createRun } from './api/run-actions.js';
 import { masterConfigSchema, type MasterConfig } from './config.js';
@@ -140,7 +141,22 @@ export async function startMaster(
       },
       metrics,
     });
+    const live = config.dashboard
+      ? new LiveSampler({
+          store,
+          clock: { now: Date.now },
+          logger: logger.child({ module: 'dashboard' }),
+          staleAfterMs: config.runHeartbeatMs * config.runStaleHeartbeats,
+          agentLostAfterMs: config.agentLostAfterMs,
+          intervalMs: config.dashboardIntervalMs,
+        })
+      : null;
+    if (live !== null) {
+      live.start();
+      closing.push(() => Promise.resolve(live.stop()));
+    }
     const app = createMasterApp({
+      ...(live === null ? {} : { dashboard: { live } }),
       store,
       runControl,
       cron,

@@ -20,6 +20,8 @@ import { scheduleRoutes } from './routes/schedules.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { parseInput } from './validation.js';
+import { dashboardAssets } from '../dashboard/assets.js';
+import { liveRoute } from '../dashboard/live-route.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -36,6 +38,7 @@ export function masterRoutes(deps: MasterAppDeps): RouteSpec[] {
     ...webhookRoutes(deps),
     ...agentRoutes(deps),
     ...agentLinkRoutes(deps),
+    ...(deps.dashboard ? [liveRoute(deps.dashboard.live)] : []),
   ];
   let document: Record<string, unknown> | null = null;
   routes.push(
@@ -75,6 +78,7 @@ export function createMasterApp(deps: MasterAppDeps): Koa {
     errorResponses(deps.logger, { service: 'master', routesHint: `see GET ${API_PREFIX}/openapi.json` }),
   );
   app.use(requestGuards(deps.options.hosts));
+  if (deps.dashboard) app.use(dashboardAssets(deps.dashboard.assetsDir));
   if (deps.metrics) app.use(metricsRoute(deps.metrics, (ctx) => auth.require(ctx, 'read')));
   const router = new Router({ prefix: API_PREFIX });
   for (const spec of masterRoutes(deps)) {

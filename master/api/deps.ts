@@ -7,6 +7,7 @@ import type { WhyAnswer } from '../../shared/protocol/why.js';
 import type { RuleStatus } from '../alerts/engine.js';
 import type { Deliverer } from '../webhooks/deliverer.js';
 import type { CronEngine } from '../schedules/cron-engine.js';
+import type { LiveSampler } from '../dashboard/live-sampler.js';
 
 /** "Why not yet?" for a URL of a run, asked of a scheduler (master/adapters/scheduler-why.ts). */
 export interface SchedulerWhy {
@@ -59,6 +60,11 @@ export interface MasterAppDeps {
    * token with the read scope. Absent: no such route.
    */
   metrics?: Registry;
+  /**
+   * The web dashboard (docs/dashboard.md): its files at /ui/ and the live stream at /api/v1/live.
+   * Absent: neither is served.
+   */
+  dashboard?: { live: LiveSampler; assetsDir?: string };
 }
 
 /** What the alert and webhook routes use besides the store (master/alerts, master/webhooks). */
