@@ -22,6 +22,7 @@ import type { RunCommand, RunControl } from '../../shared/ports/run-control.js';
 import type { SqlStore } from '../../shared/ports/sql-store.js';
 import type { Registry } from '../../shared/metrics/registry.js';
 import type { MasterMetrics } from '../../master/metrics/master-metrics.js';
+import { LiveSampler } from '../../master/dashboard/live-sampler.js';
 
 export interface Answer {
   status: number;
@@ -55,6 +56,8 @@ export interface TestMaster {
   clock: { now(): number; advance(ms: number): void };
   /** The alert engine and webhook delivery over this store; their loops wait for the test to call. */
   alerting: Alerting;
+  /** The dashboard's sampler, when asked for (never started: call tick()). */
+  live: LiveSampler | null;
   call(method: string, path: string, options?: CallOptions): Promise<Answer>;
   /** Closes the app and the store, and opens both again on the same SQLite file. */
   restart(): Promise<void>;
@@ -130,6 +133,8 @@ export async function startTestMaster(
     alerting?: Partial<Omit<AlertingOptions, 'store' | 'clock' | 'newId' | 'logger'>>;
     /** The registry served at GET /metrics and the master's series on it (as master/main.ts wires them). */
     metrics?: { registry: Registry; series: MasterMetrics };
+    /** Serve the dashboard (its files, from assetsDir if given, and /live over a sampler the test ticks). */
+    dashboard?: { assetsDir?: string };
   } = {},
 ): Promise<TestMaster> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'ackcrawl-master-'));
@@ -149,6 +154,7 @@ export async function startTestMaster(
   let port = 0;
   let adminToken = '';
   let alerting: Alerting;
+  let live: LiveSampler | null = null;
   const agentToken = `acka_test-${randomUUID()}`;
 
   const open = async (): Promise<void> => {
@@ -179,7 +185,25 @@ export async function startTestMaster(
       ...(options.metrics ? { metrics: options.metrics.series } : {}),
       ...options.alerting,
     });
+    // Not started: the test takes each snapshot with live.tick().
+    live = options.dashboard
+      ? new LiveSampler({
+          store,
+          clock,
+          logger: silentLogger(),
+          staleAfterMs: STALE_AFTER_MS,
+          agentLostAfterMs: AGENT_LOST_AFTER_MS,
+        })
+      : null;
     app = createMasterApp({
+      ...(live === null
+        ? {}
+        : {
+            dashboard: {
+              live,
+              ...(options.dashboard?.assetsDir ? { assetsDir: options.dashboard.assetsDir } : {}),
+            },
+          }),
       store,
       runControl,
       why,
@@ -205,6 +229,7 @@ export async function startTestMaster(
     port = (server.address() as AddressInfo).port;
   };
   const shut = async (): Promise<void> => {
+    live?.stop();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await alerting.close();
@@ -237,6 +262,9 @@ export async function startTestMaster(
     clock,
     get alerting() {
       return alerting;
+    },
+    get live() {
+      return live;
     },
     call: (method, path, callOptions = {}) =>
       callServer(port, method, path, { token: adminToken, ...callOptions }),
