@@ -1,0 +1,358 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
+import {
+  DESKTOP,
+  PHONE,
+  launchChromium,
+  openPage,
+  screenshot,
+  testOutputDir,
+  type WatchedPage,
+} from '../helpers/browser.js';
+import { freePort } from '../helpers/ports.js';
+import { isAlive } from '../helpers/process-tree.js';
+import {
+  killTree,
+  masterApi,
+  printedAdminToken,
+  startServe,
+  stopServe,
+  type ServeRun,
+} from '../helpers/serve.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+/** Enough pages that the run is still going when the tests pause it. */
+const PAGES = 6_000;
+
+interface ProcessView {
+  slot: number;
+  pid: number | null;
+  state: string;
+}
+interface AgentView {
+  id: string;
+  state: string;
+  processes: ProcessView[];
+}
+
+/** The number a `data-field` cell shows ("1,234" → 1234). */
+function numberIn(text: string | null): number {
+  const digits = (text ?? '').replace(/[^\d.]/g, '');
+  return digits === '' ? NaN : Number(digits);
+}
+
+/**
+ * The dashboard in Debian's Chromium, against `ackcrawl serve` crawling a local site: what a person
+ * sees and does, and what the crawl does then. Screenshots of every page go to
+ * test-output/dashboard/ (desktop and phone widths, light and dark).
+ */
+describe('dashboard in a browser', () => {
+  let site: GeneratedSite;
+  let serve: ServeRun;
+  let dataDir: string;
+  let baseUrl: string;
+  let token: string;
+  let api: ReturnType<typeof masterApi>;
+  let browser: Browser;
+  let watched: WatchedPage;
+  let page: Page;
+  let jobId: string;
+  let runId: string;
+  const shots = testOutputDir('dashboard');
+  const pagesSeen: WatchedPage[] = [];
+  let receiver: Server;
+
+  before(async () => {
+    site = await startGeneratedSite({ pages: PAGES, linksPerPage: 8, pageBytes: 2_000, responseDelayMs: 40 });
+    dataDir = mkdtempSync(join(tmpdir(), 'ackcrawl-dashboard-'));
+    serve = startServe(dataDir, {
+      ACKCRAWL_MASTER_PORT: String(await freePort()),
+      ACKCRAWL_LISTEN_PORT: String(await freePort()),
+      ACKCRAWL_PROCESSES: '2',
+      ACKCRAWL_WEBHOOK_ALLOW_PRIVATE: 'true',
+    });
+    baseUrl = await Promise.race([
+      serve.masterUrl,
+      serve.exited.then((exit) => {
+        throw new Error(`serve exited (${exit.code ?? exit.signal}): ${serve.stderr()}`);
+      }),
+    ]);
+    await waitFor(() => printedAdminToken(serve.stdout()) !== null, { message: 'admin token printed' });
+    token = printedAdminToken(serve.stdout()) as string;
+    api = masterApi(baseUrl, token);
+    const job = await api<{ id: string }>('POST', '/jobs', {
+      name: 'local site',
+      seeds: [site.url],
+      allowPrivate: true,
+      hostDelayMs: 0,
+      hostConcurrency: 3,
+    });
+    assert.equal(job.status, 201, JSON.stringify(job.body));
+    jobId = job.body.id;
+    // Something for the alerts page to show: a rule and an endpoint (a receiver of this test's).
+    receiver = createServer((req, res) => {
+      req.resume();
+      res.writeHead(204).end();
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const rule = await api('POST', '/alert-rules', {
+      name: 'crawler crash loop',
+      kind: 'process.crash_loop',
+    });
+    assert.equal(rule.status, 201, JSON.stringify(rule.body));
+    const hook = await api('POST', '/webhooks', {
+      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`,
+      description: 'on-call',
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    browser = await launchChromium();
+    watched = await openPage(browser, { viewport: DESKTOP });
+    pagesSeen.push(watched);
+    page = watched.page;
+  });
+
+  after(async () => {
+    if (runId) await api('POST', `/runs/${runId}/cancel`).catch(() => undefined);
+    await browser?.close();
+    if (serve) {
+      await stopServe(serve).catch(() => killTree(serve));
+    }
+    await site?.close();
+    receiver?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const go = async (hash: string): Promise<void> => {
+    await page.goto(`${baseUrl}/ui/#${hash}`);
+  };
+  const byId = (id: string) => page.getByTestId(id);
+
+  test('login: a wrong token is refused with a message, the printed one opens the dashboard', async () => {
+    await page.goto(`${baseUrl}/`);
+    assert.match(page.url(), /\/ui\/$|\/ui\/#/);
+    await byId('login-token').fill('ackp_not-a-real-token-at-all');
+    await byId('login-submit').click();
+    await byId('login-error').waitFor({ state: 'visible' });
+    await screenshot(page, shots, 'login-refused-desktop');
+    await byId('login-token').fill(token);
+    await byId('login-submit').click();
+    await byId('nav-overview').waitFor({ state: 'visible' });
+    await waitFor(async () => /live/i.test((await byId('live-status').textContent()) ?? ''), {
+      timeoutMs: 15_000,
+      message: 'the live stream connects',
+    });
+  });
+
+  test('a run started from the job page shows on the overview, and its numbers move', async () => {
+    await go(`/jobs/${jobId}`);
+    await byId('job-start-run').click();
+    await waitFor(
+      async () => {
+        const runs = await api<{ items: { id: string }[] }>('GET', `/jobs/${jobId}/runs`);
+        runId = runs.body.items[0]?.id ?? '';
+        return runId !== '';
+      },
+      { message: 'the UI started a run' },
+    );
+    await go('/');
+    const row = page.locator(`[data-testid="run-row"][data-run-id="${runId}"]`);
+    await row.waitFor({ state: 'visible', timeout: 15_000 });
+    const done = row.locator('[data-field="done"]');
+    await waitFor(async () => numberIn(await done.textContent()) > 0, {
+      timeoutMs: 30_000,
+      message: async () => `the run's done count moves (shows ${await done.textContent()})`,
+    });
+    const first = numberIn(await done.textContent());
+    await waitFor(async () => numberIn(await done.textContent()) >= first + 20, {
+      timeoutMs: 30_000,
+      message: async () =>
+        `done grows past ${first + 20} without a reload (shows ${await done.textContent()})`,
+    });
+    assert.equal(await row.getAttribute('data-state'), 'running');
+    // The page shows what the API says (within the stream's second or two).
+    const shown = numberIn(await done.textContent());
+    const fromApi = (await api<{ counters: { done: number } }>('GET', `/runs/${runId}`)).body.counters.done;
+    assert.ok(fromApi >= shown, `the API (${fromApi}) is at or ahead of the page (${shown})`);
+    await byId('chart-pages').locator('canvas').first().waitFor({ state: 'visible' });
+    await byId('fleet-summary').waitFor({ state: 'visible' });
+    await screenshot(page, shots, 'overview-desktop');
+  });
+
+  test('pausing the run in the UI stops requests to the site; resuming starts them again', async () => {
+    await go(`/runs/${runId}`);
+    await waitFor(async () => ((await byId('run-state').textContent()) ?? '').includes('running'), {
+      timeoutMs: 15_000,
+      message: 'the run page shows it running',
+    });
+    await byId('run-pause').click();
+    await waitFor(async () => ((await byId('run-state').textContent()) ?? '').includes('paused'), {
+      timeoutMs: 15_000,
+      message: 'the run page shows it paused',
+    });
+    // What was in flight finishes; then the site hears nothing for a while.
+    let last = site.stats().requests;
+    let quietSince = Date.now();
+    await waitFor(
+      () => {
+        const now = site.stats().requests;
+        if (now !== last) {
+          last = now;
+          quietSince = Date.now();
+        }
+        return Date.now() - quietSince >= 3_000;
+      },
+      { timeoutMs: 20_000, intervalMs: 100, message: 'the site stops getting requests after the pause' },
+    );
+    const paused = site.stats().requests;
+    await screenshot(page, shots, 'run-paused-desktop');
+    assert.equal(await byId('run-pause').isDisabled(), true, 'a paused run cannot be paused again');
+    await byId('run-resume').click();
+    await waitFor(() => site.stats().requests > paused + 10, {
+      timeoutMs: 20_000,
+      message: 'requests start again after resume',
+    });
+    await waitFor(async () => ((await byId('run-state').textContent()) ?? '').includes('running'), {
+      timeoutMs: 15_000,
+      message: 'the run page shows it running again',
+    });
+  });
+
+  test('the run page shows its settings, hosts, throughput and answers "why not yet?"', async () => {
+    await go(`/runs/${runId}`);
+    await waitFor(async () => ((await byId('run-settings').textContent()) ?? '').includes(site.url), {
+      message: 'the settings name the seed',
+    });
+    await byId('chart-run').locator('canvas').first().waitFor({ state: 'visible' });
+    await byId('hosts-table').locator('[data-testid="host-row"]').first().waitFor({ timeout: 15_000 });
+    await byId('why-url').fill(`${site.url}page/999999`);
+    await byId('why-submit').click();
+    await waitFor(async () => ((await byId('why-answer').textContent()) ?? '').trim().length > 0, {
+      timeoutMs: 15_000,
+      message: 'the why answer is shown',
+    });
+    await screenshot(page, shots, 'run-desktop');
+  });
+
+  test('creating a job with a bad field shows the error by that field, and nothing is made', async () => {
+    const before = (await api<{ items: unknown[] }>('GET', '/jobs?limit=100')).body.items.length;
+    await go('/jobs/new');
+    await byId('job-form').waitFor({ state: 'visible' });
+    await byId('field-name').fill('bad job');
+    await byId('field-seeds').fill(site.url);
+    await byId('field-maxPages').fill('-3');
+    await byId('job-save').click();
+    const error = page.locator('[data-testid="field-error"][data-field="maxPages"]');
+    await error.waitFor({ state: 'visible' });
+    assert.ok(((await error.textContent()) ?? '').trim().length > 0, 'the error says something');
+    // It stands by its field: right after the input, in the same form row.
+    const input = await byId('field-maxPages').boundingBox();
+    const box = await error.boundingBox();
+    assert.ok(input && box, 'both are laid out');
+    const placed = box.y >= input.y - 1 && box.y - (input.y + input.height) < 80;
+    assert.equal(placed, true, 'the error is shown by the maxPages input');
+    assert.equal(
+      await page.locator('[data-testid="field-error"][data-field="name"]').count(),
+      0,
+      'no error by a good field',
+    );
+    await screenshot(page, shots, 'job-form-errors-desktop');
+    assert.equal((await api<{ items: unknown[] }>('GET', '/jobs?limit=100')).body.items.length, before);
+    // Mended, it saves.
+    await byId('field-maxPages').fill('50');
+    await byId('job-save').click();
+    await waitFor(
+      async () => (await api<{ items: unknown[] }>('GET', '/jobs?limit=100')).body.items.length > before,
+      {
+        message: 'the mended job is saved',
+      },
+    );
+    await page.locator('[data-testid="field-error"]').first().waitFor({ state: 'detached' });
+  });
+
+  test('the fleet page shows the crawler processes, and stopping one from the UI stops it', async () => {
+    await go('/fleet');
+    const card = page.locator('[data-testid="agent-card"]').first();
+    await card.waitFor({ state: 'visible' });
+    const rows = card.locator('[data-testid="process-row"]');
+    await waitFor(async () => (await rows.count()) === 2, {
+      timeoutMs: 15_000,
+      message: 'two crawler processes shown',
+    });
+    const agents = (await api<{ items: AgentView[] }>('GET', '/agents')).body.items;
+    const agent = agents.find((a) => a.state === 'online');
+    assert.ok(agent, 'an online agent');
+    const target = agent.processes.find((p) => p.slot === 1);
+    assert.ok(target?.pid, 'slot 1 has a pid');
+    const row = card.locator('[data-testid="process-row"][data-slot="1"]');
+    assert.equal(numberIn(await row.locator('[data-field="pid"]').textContent()), target.pid);
+    assert.equal(await row.getAttribute('data-state'), 'running');
+    await screenshot(page, shots, 'fleet-desktop');
+    await row.getByTestId('process-stop').click();
+    const ok = page.getByTestId('confirm-ok');
+    if (await ok.isVisible().catch(() => false)) await ok.click();
+    await waitFor(() => !isAlive(target.pid as number), {
+      timeoutMs: 45_000,
+      message: `crawler ${target.pid} exits after Stop in the UI`,
+    });
+    await waitFor(async () => (await row.getAttribute('data-state')) === 'stopped', {
+      timeoutMs: 15_000,
+      message: async () => `the row shows it stopped (shows ${await row.getAttribute('data-state')})`,
+    });
+    const other = card.locator('[data-testid="process-row"][data-slot="0"]');
+    assert.equal(await other.getAttribute('data-state'), 'running', 'the other crawler runs on');
+    await screenshot(page, shots, 'fleet-stopped-desktop');
+  });
+
+  test('every page, at desktop and phone widths, light and dark: screenshots, no page-wide sideways scroll, no errors', async () => {
+    const routes: [string, string][] = [
+      ['overview', '/'],
+      ['run', `/runs/${runId}`],
+      ['jobs', '/jobs'],
+      ['job', `/jobs/${jobId}`],
+      ['job-new', '/jobs/new'],
+      ['fleet', '/fleet'],
+      ['alerts', '/alerts'],
+    ];
+    for (const [viewport, width, scheme] of [
+      ['desktop', DESKTOP, 'light'],
+      ['desktop-dark', DESKTOP, 'dark'],
+      ['phone', PHONE, 'light'],
+      ['phone-dark', PHONE, 'dark'],
+    ] as const) {
+      const view = await openPage(browser, { viewport: width, colorScheme: scheme });
+      pagesSeen.push(view);
+      await view.page.goto(`${baseUrl}/ui/`);
+      await view.page.getByTestId('login-token').fill(token);
+      await view.page.getByTestId('login-submit').click();
+      await view.page.getByTestId('nav-overview').waitFor({ state: 'visible' });
+      for (const [name, hash] of routes) {
+        await view.page.goto(`${baseUrl}/ui/#${hash}`);
+        await view.page.waitForLoadState('networkidle').catch(() => undefined);
+        await view.page
+          .getByTestId('page-error')
+          .waitFor({ state: 'detached', timeout: 1_000 })
+          .catch(() => {
+            throw new Error(`${name} (${viewport}) shows a page error`);
+          });
+        const overflow = Number(
+          await view.page.evaluate(
+            'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+          ),
+        );
+        assert.ok(overflow <= 1, `${name} (${viewport}) scrolls sideways by ${overflow} px`);
+        const file = await screenshot(view.page, shots, `${name}-${viewport}`);
+        assert.ok(existsSync(file) && statSync(file).size > 5_000, `${file} is a real screenshot`);
+      }
+      await view.context.close();
+    }
+    const errors = pagesSeen.flatMap((p) => p.errors).filter((e) => !/401|Unauthorized/.test(e));
+    assert.deepEqual(errors, [], 'no uncaught errors and no console errors in any page');
+  });
+});
