@@ -43,8 +43,13 @@ export const masterConfigSchema = z
     /** How often schedulers report a run; a run not reported for runStaleHeartbeats of them is not shown running. */
     runHeartbeatMs: field.int(100).default(5_000),
     runStaleHeartbeats: field.int(1).default(3),
-    /** Schedulers' HTTP APIs asked "why not yet?" (http://host:port, comma- or space-separated). */
+    /** Schedulers' HTTP APIs asked "why not yet?" and a run's hosts (http://host:port, comma- or space-separated). */
     schedulerApis: field.list(z.url({ protocol: /^https?$/ })).default([]),
+    /**
+     * The output folder of an embedded scheduler (`ackcrawl serve` sets it): the API and token in
+     * the scheduler.json it writes there are asked too, after schedulerApis.
+     */
+    schedulerOutDir: z.string().min(1).optional(),
     /** The cluster token those APIs take; absent: <dataDir>/token if a scheduler wrote one there. */
     schedulerToken: z.string().min(16).optional(),
     /** PEM files: with both, the listener speaks HTTPS (shared/config/tls.ts). */

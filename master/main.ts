@@ -23,6 +23,9 @@ import { createLogger, type Logger } from '../shared/logger.js';
 import type { RoleIpcMessage } from '../shared/protocol/ipc.js';
 import { createAgentNudge } from './adapters/agent-nudge.js';
 import { createSchedulerWhy } from './adapters/scheduler-why.js';
+import { createSchedulerHosts } from './adapters/scheduler-hosts.js';
+import { createSchedulerApi } from './adapters/scheduler-api.js';
+import { runningScheduler } from './cli/running-scheduler.js';
 import { startAlerting } from './alerts/alerting.js';
 import { fleetFacts } from './alerts/fleet-facts.js';
 import { hashSecret } from './api/auth/secrets.js';
@@ -155,17 +158,29 @@ export async function startMaster(
       live.start();
       closing.push(() => Promise.resolve(live.stop()));
     }
+    const embedded = config.schedulerOutDir;
+    const schedulers = createSchedulerApi({
+      apis: config.schedulerApis,
+      token: config.schedulerToken ?? readTokenFile(config.dataDir),
+      // `ackcrawl serve`'s scheduler, wherever it listens now (its scheduler.json, with its token).
+      ...(embedded === undefined
+        ? {}
+        : {
+            discover: () => {
+              const found = runningScheduler(embedded);
+              return found?.token === undefined ? null : { api: found.api, token: found.token };
+            },
+          }),
+      logger,
+    });
     const app = createMasterApp({
       ...(live === null ? {} : { dashboard: { live } }),
       store,
       runControl,
       cron,
       onScheduleChange: () => void schedules.refresh(),
-      why: createSchedulerWhy({
-        apis: config.schedulerApis,
-        token: config.schedulerToken ?? readTokenFile(config.dataDir),
-        logger,
-      }),
+      why: createSchedulerWhy(schedulers),
+      hosts: createSchedulerHosts(schedulers),
       clock: { now: Date.now },
       newId: randomUUID,
       logger,

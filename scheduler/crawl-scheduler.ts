@@ -34,6 +34,8 @@ import { outcomeFrameLimit } from '../shared/protocol/frame-limits.js';
 import { explainUrl } from '../shared/why/explain-url.js';
 import { describeScope } from '../shared/why/scope-rule.js';
 import type { WhyAnswer } from '../shared/protocol/why.js';
+import type { RunHostsAnswer } from '../shared/protocol/run-hosts.js';
+import { runHosts } from './runs/run-hosts.js';
 import type { CrawlRequest, CrawlStatus } from '../shared/protocol/crawl-api.js';
 import { createScope } from '../shared/url/scope.js';
 import { hostOfNormalized } from '../shared/url/host-of-normalized.js';
@@ -315,6 +317,7 @@ export class CrawlScheduler implements RunHost {
         status: () => this.status(),
         submit: (request) => this.submit(request),
         why: (url, runId) => this.why(url, runId),
+        runHosts: (limit, runId) => this.hosts(limit, runId),
         runs: () => this.reports(),
         logger: logger.child({ module: 'api' }),
         ...(this.deps.metrics ? { metrics: this.deps.metrics.registry } : {}),
@@ -445,6 +448,28 @@ export class CrawlScheduler implements RunHost {
       gate: this.gate,
       robots: (u) => this.robots.explain(u),
     });
+  }
+
+  /** A run's busiest hosts (the default run unless named) and their politeness now (see runHosts). */
+  hosts(limit: number, runId?: string): RunHostsAnswer {
+    const id = runId ?? DEFAULT_RUN_ID;
+    const run = this.registry.get(id);
+    if (!run) throw runNotHosted(id);
+    const now = this.clock();
+    const items = runHosts({
+      held: this.dispatcher.heldByHost(id),
+      recent: run.recentHosts,
+      gate: this.gate,
+      now,
+      limit,
+    });
+    const note =
+      items.length > 0
+        ? null
+        : run.state === 'active' || run.state === 'finished'
+          ? 'no host of the run is busy or was active lately'
+          : `the run is ${run.state} here: none of its tasks is in flight`;
+    return { runId: id, at: new Date(now).toISOString(), items, note };
   }
 
   /** Of every run together: `done` once every run not cancelled is finished. */

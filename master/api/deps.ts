@@ -4,6 +4,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { RunControl } from '../../shared/ports/run-control.js';
 import type { SqlStore } from '../../shared/ports/sql-store.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
+import type { RunHostsAnswer } from '../../shared/protocol/run-hosts.js';
 import type { RuleStatus } from '../alerts/engine.js';
 import type { Deliverer } from '../webhooks/deliverer.js';
 import type { CronEngine } from '../schedules/cron-engine.js';
@@ -13,6 +14,12 @@ import type { LiveSampler } from '../dashboard/live-sampler.js';
 export interface SchedulerWhy {
   /** Rejects NO_SCHEDULER (503) when no scheduler can be asked. */
   explain(query: { runId: string; schedulerId: string | null; url: string }): Promise<WhyAnswer>;
+}
+
+/** A run's busiest hosts, asked of the scheduler that hosts it (master/adapters/scheduler-hosts.ts). */
+export interface SchedulerHosts {
+  /** Null when no scheduler that answered hosts the run; rejects NO_SCHEDULER (503) when none answered. */
+  top(query: { runId: string; limit: number }): Promise<RunHostsAnswer | null>;
 }
 
 export interface MasterApiOptions {
@@ -44,6 +51,7 @@ export interface MasterAppDeps {
   store: SqlStore;
   runControl: RunControl;
   why: SchedulerWhy;
+  hosts: SchedulerHosts;
   /** Validates schedules and lists their next fire times (master/schedules/cron-engine.ts). */
   cron: CronEngine;
   /** Called after a schedule is set, paused, resumed or removed (the master's loop reads it again). */

@@ -484,6 +484,23 @@ export class Dispatcher {
     return counts;
   }
 
+  /** The run's tasks in flight and buffered here, by host (a scan of what is held: bounded). */
+  heldByHost(runId: string): Map<string, { inFlight: number; queued: number }> {
+    const byHost = new Map<string, { inFlight: number; queued: number }>();
+    const entry = (host: string) => {
+      let counts = byHost.get(host);
+      if (!counts) byHost.set(host, (counts = { inFlight: 0, queued: 0 }));
+      return counts;
+    };
+    for (const flight of this.inFlight.values()) {
+      if (flight.lease.runId === runId) entry(flight.lease.host).inFlight += 1;
+    }
+    for (const lease of [...this.buffer.all(), ...this.suspects.all()]) {
+      if (lease.runId === runId) entry(lease.host).queued += 1;
+    }
+    return byHost;
+  }
+
   /** Tasks in flight longer than `maxAgeMs` (a hung crawler): forget them and put them back. */
   async expireInFlight(maxAgeMs: number): Promise<number> {
     const expired = this.inFlight.endOlderThan(maxAgeMs, this.options.clock()).map((f) => f.lease);

@@ -5,6 +5,11 @@ import type { Logger } from '../../shared/logger.js';
 import { crawlRequestSchema, type CrawlRequest, type CrawlStatus } from '../../shared/protocol/crawl-api.js';
 import { formatProblems, settingsProblems } from '../../shared/crawl-settings/index.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
+import {
+  RUN_HOSTS_DEFAULT_LIMIT,
+  RUN_HOSTS_MAX_LIMIT,
+  type RunHostsAnswer,
+} from '../../shared/protocol/run-hosts.js';
 import { RUN_ID_PATTERN } from '../../shared/protocol/task.js';
 import type { RunReport } from '../runs/run-host.js';
 import { bearerMatches } from '../../shared/http/bearer.js';
@@ -23,6 +28,8 @@ export interface SchedulerAppDeps {
   submit: (request: CrawlRequest) => Promise<{ accepted: number }>;
   /** "Why not yet?" for one URL of a run (the default run when none is named). */
   why: (url: string, runId?: string) => Promise<WhyAnswer>;
+  /** A run's busiest hosts and their politeness (the default run when none is named); throws RUN_NOT_HOSTED. */
+  runHosts: (limit: number, runId?: string) => RunHostsAnswer;
   /** The runs this scheduler hosts, with their state and counters. */
   runs: () => RunReport[];
   logger: Logger;
@@ -36,7 +43,8 @@ export interface SchedulerAppDeps {
  *
  * - `GET /health`: open, says only that the scheduler answers;
  * - `GET /crawl`, `POST /crawl` (the single crawl: the default run), `GET /why?url=…&runId=…`
- *   (`runId` optional: the default run), `GET /runs` (every hosted run's state and counters),
+ *   and `GET /hosts?runId=…&limit=…` (`runId` optional: the default run; `limit` 1-100, default
+ *   20), `GET /runs` (every hosted run's state and counters),
  *   `GET /metrics` (Prometheus text, docs/metrics.md): bearer token.
  *
  * Every request passes the Host check (DNS rebinding) and the cross-origin check first; a POST
@@ -47,7 +55,8 @@ export function createSchedulerApp(deps: SchedulerAppDeps): Koa {
   app.use(
     errorResponses(deps.logger, {
       service: 'scheduler',
-      routesHint: 'try GET /health, GET or POST /crawl, GET /why?url=…, or a WebSocket on /crawlers',
+      routesHint:
+        'try GET /health, GET or POST /crawl, GET /why?url=…, GET /hosts, or a WebSocket on /crawlers',
     }),
   );
   app.use(requestGuards(deps.hosts));
@@ -80,16 +89,27 @@ export function createSchedulerApp(deps: SchedulerAppDeps): Koa {
     ctx.status = 202;
     ctx.body = await deps.submit(parsed.data);
   });
+  const runIdOf = (runId: string | string[] | undefined): string | undefined => {
+    if (runId !== undefined && (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId))) {
+      throw new InvalidInputError('FRONTIER_BAD_RUN_ID', 'runId must be 1-64 of [A-Za-z0-9_-]');
+    }
+    return runId;
+  };
   router.get('/why', authorized, async (ctx) => {
     const url = ctx.query.url;
     if (typeof url !== 'string' || url === '') {
       throw new InvalidInputError('MISSING_URL', 'give the URL to explain: GET /why?url=https://…');
     }
-    const runId = ctx.query.runId;
-    if (runId !== undefined && (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId))) {
-      throw new InvalidInputError('FRONTIER_BAD_RUN_ID', 'runId must be 1-64 of [A-Za-z0-9_-]');
+    ctx.body = await deps.why(url, runIdOf(ctx.query.runId));
+  });
+  router.get('/hosts', authorized, (ctx) => {
+    const runId = runIdOf(ctx.query.runId);
+    const raw = ctx.query.limit;
+    const limit = raw === undefined ? RUN_HOSTS_DEFAULT_LIMIT : Number(raw);
+    if (!Number.isInteger(limit) || limit < 1 || limit > RUN_HOSTS_MAX_LIMIT) {
+      throw new InvalidInputError('INVALID_REQUEST', `limit must be an integer of 1-${RUN_HOSTS_MAX_LIMIT}`);
     }
-    ctx.body = await deps.why(url, runId);
+    ctx.body = deps.runHosts(limit, runId);
   });
   router.get('/runs', authorized, (ctx) => {
     ctx.body = { runs: deps.runs() };

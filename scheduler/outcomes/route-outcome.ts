@@ -48,6 +48,7 @@ export function routeOutcome(
     return;
   }
   const run = deps.runOf(lease);
+  run?.recentHosts.record(lease.host, (deps.clock ?? Date.now)());
   const count = (outcome: PageOutcomeLabel): void => {
     if (!deps.metrics) return;
     const ms = header.fetchMs ?? (deps.clock ?? Date.now)() - flight.sentAt;

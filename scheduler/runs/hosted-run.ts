@@ -12,6 +12,7 @@ import { politenessOf, type PolitenessSettings } from '../politeness/politeness-
 import { ProgressMeter } from '../progress.js';
 import type { RetryPolicyOptions } from '../retry/retry-policy.js';
 import { robotsPolicy } from '../robots/robots-settings.js';
+import { RecentHosts } from './recent-hosts.js';
 import type { RobotsPolicy } from '../robots/robots-guard.js';
 import type { HostedRunState, RunReport, RunSpec } from './run-host.js';
 import { runPriorityOf } from './run-priority.js';
@@ -32,6 +33,8 @@ export class HostedRun {
   /** Its seeds are in the frontier: finish detection may begin. */
   started = false;
   readonly meter: ProgressMeter;
+  /** The hosts the run had outcomes from lately (bounded), for `GET /hosts`. */
+  readonly recentHosts = new RecentHosts();
   /** Bumped on every change of `fetch`, so crawlers are sent the new settings. */
   fetchVersion = 0;
   private current!: Derived;

@@ -11,7 +11,7 @@ import { createAgentNudge } from '../../master/adapters/agent-nudge.js';
 import { createMasterApp } from '../../master/api/app.js';
 import { hashSecret } from '../../master/api/auth/secrets.js';
 import { bootstrapAdminToken } from '../../master/api/auth/bootstrap-admin.js';
-import type { SchedulerWhy } from '../../master/api/deps.js';
+import type { SchedulerHosts, SchedulerWhy } from '../../master/api/deps.js';
 import { startLostSweeper } from '../../master/fleet/lost-sweeper.js';
 import { nodeCronEngine } from '../../master/schedules/cron-engine.js';
 import { createLocalRunControl } from '../../shared/adapters/run-control/local-run-control.js';
@@ -126,6 +126,7 @@ export function callServer(
 export async function startTestMaster(
   options: {
     why?: SchedulerWhy;
+    hosts?: SchedulerHosts;
     dir?: string;
     /** Where the test clock starts (default 2026-01-01). */
     startAt?: number;
@@ -145,6 +146,11 @@ export async function startTestMaster(
   const why: SchedulerWhy = options.why ?? {
     explain: async () => {
       throw new Error('no why in this test');
+    },
+  };
+  const hosts: SchedulerHosts = options.hosts ?? {
+    top: async () => {
+      throw new Error('no hosts in this test');
     },
   };
   let store: SqlStore;
@@ -207,6 +213,7 @@ export async function startTestMaster(
       store,
       runControl,
       why,
+      hosts,
       cron: nodeCronEngine(),
       clock,
       newId: randomUUID,

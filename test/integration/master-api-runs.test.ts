@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { createSchedulerApi } from '../../master/adapters/scheduler-api.js';
 import { createSchedulerWhy } from '../../master/adapters/scheduler-why.js';
+import { createSchedulerHosts } from '../../master/adapters/scheduler-hosts.js';
+import { runNotHosted } from '../../scheduler/runs/run-control.js';
+import type { RunHostState } from '../../shared/protocol/run-hosts.js';
 import { createSchedulerApp } from '../../scheduler/http/app.js';
 import { InvalidInputError } from '../../shared/errors.js';
 import { createHostPolicy } from '../../shared/http/request-guards.js';
@@ -271,6 +275,20 @@ describe('master API: why not yet?', () => {
   const asked: string[] = [];
   let master: TestMaster;
   let runId: string;
+  let hostedRun = '';
+  const hostItems: RunHostState[] = ['a.test', 'b.test'].map((host) => ({
+    host,
+    inFlight: 1,
+    concurrency: 2,
+    delayMs: 0,
+    crawlDelayMs: null,
+    nextStartAt: null,
+    pausedUntil: null,
+    pauseReason: null,
+    queued: 3,
+    fetched: 4,
+    lastActiveAt: null,
+  }));
 
   before(async () => {
     const app = createSchedulerApp({
@@ -279,6 +297,10 @@ describe('master API: why not yet?', () => {
       status: () => ({ status: 'idle', progress: {}, summary: null, output: '' }),
       submit: async () => ({ accepted: 0 }),
       runs: () => [],
+      runHosts: (limit, id) => {
+        if (id !== hostedRun) throw runNotHosted(id ?? 'default');
+        return { runId: id, at: new Date(0).toISOString(), items: hostItems.slice(0, limit), note: null };
+      },
       why: async (url) => {
         asked.push(url);
         if (url === 'not a url') throw new InvalidInputError('URL_INVALID', 'the URL cannot be parsed');
@@ -289,13 +311,22 @@ describe('master API: why not yet?', () => {
     scheduler = createServer(app.callback());
     await new Promise<void>((resolve) => scheduler.listen(0, '127.0.0.1', resolve));
     schedulerApi = `http://127.0.0.1:${(scheduler.address() as AddressInfo).port}`;
-    const why = createSchedulerWhy({
-      // The first is down: the next one is asked.
-      apis: ['http://127.0.0.1:1', schedulerApi],
-      token: CLUSTER_TOKEN,
-      logger: silentLogger(),
-    });
-    master = await startTestMaster({ why });
+    const why = createSchedulerWhy(
+      createSchedulerApi({
+        // The first is down: the next one is asked.
+        apis: ['http://127.0.0.1:1', schedulerApi],
+        token: CLUSTER_TOKEN,
+        logger: silentLogger(),
+      }),
+    );
+    const hosts = createSchedulerHosts(
+      createSchedulerApi({
+        apis: ['http://127.0.0.1:1', schedulerApi],
+        token: CLUSTER_TOKEN,
+        logger: silentLogger(),
+      }),
+    );
+    master = await startTestMaster({ why, hosts });
     const job = (await master.call('POST', '/api/v1/jobs', { body: jobBody() })).json;
     runId = (await master.call('POST', `/api/v1/jobs/${job.id}/runs`)).json.id;
   });
@@ -319,26 +350,74 @@ describe('master API: why not yet?', () => {
     assert.deepEqual(problemFields(missing), ['query.url']);
   });
 
+  test("GET /runs/{id}/hosts is the hosting scheduler's answer; other runs say why they have none", async () => {
+    await master.store.runs.transition(runId, ['queued'], 'running', {
+      schedulerId: 's1',
+      heartbeatAt: master.clock.now(),
+    });
+    hostedRun = runId;
+    const got = await master.call('GET', `/api/v1/runs/${runId}/hosts?limit=1`);
+    assert.equal(got.status, 200, got.text);
+    assert.deepEqual(got.json, {
+      runId,
+      at: new Date(0).toISOString(),
+      items: hostItems.slice(0, 1),
+      note: null,
+    });
+    assertError(await master.call('GET', `/api/v1/runs/${runId}/hosts?limit=101`), 400, 'INVALID_REQUEST');
+    assertError(await master.call('GET', '/api/v1/runs/nope/hosts'), 404, 'RUN_NOT_FOUND');
+    // Running in SQL, but no scheduler that answered hosts it (it moves, say).
+    hostedRun = 'elsewhere';
+    const moving = await master.call('GET', `/api/v1/runs/${runId}/hosts`);
+    assert.equal(moving.status, 200, moving.text);
+    assert.deepEqual(moving.json.items, []);
+    assert.match(String(moving.json.note), /no scheduler hosts the run/);
+    // Queued and ended runs are not asked about.
+    const job = (await master.call('POST', '/api/v1/jobs', { body: jobBody() })).json;
+    const queued = (await master.call('POST', `/api/v1/jobs/${job.id}/runs`)).json;
+    const waiting = await master.call('GET', `/api/v1/runs/${queued.id}/hosts`);
+    assert.equal(waiting.status, 200, waiting.text);
+    assert.match(String(waiting.json.note), /queued/);
+    await master.call('POST', `/api/v1/runs/${queued.id}/cancel`);
+    const ended = await master.call('GET', `/api/v1/runs/${queued.id}/hosts`);
+    assert.deepEqual(ended.json.items, []);
+    assert.match(String(ended.json.note), /cancelled/);
+  });
+
   test('no scheduler reachable (or it refuses the token): 503 NO_SCHEDULER', async () => {
-    const down = createSchedulerWhy({
-      apis: ['http://127.0.0.1:1'],
-      token: CLUSTER_TOKEN,
-      logger: silentLogger(),
-      timeoutMs: 2_000,
-    });
-    const wrongToken = createSchedulerWhy({
-      apis: [schedulerApi],
-      token: 'wrong-token-0123456789abcdef',
-      logger: silentLogger(),
-    });
-    const none = createSchedulerWhy({ apis: [], token: CLUSTER_TOKEN, logger: silentLogger() });
+    const down = createSchedulerWhy(
+      createSchedulerApi({
+        apis: ['http://127.0.0.1:1'],
+        token: CLUSTER_TOKEN,
+        logger: silentLogger(),
+        timeoutMs: 2_000,
+      }),
+    );
+    const wrongToken = createSchedulerWhy(
+      createSchedulerApi({
+        apis: [schedulerApi],
+        token: 'wrong-token-0123456789abcdef',
+        logger: silentLogger(),
+      }),
+    );
+    const none = createSchedulerWhy(
+      createSchedulerApi({ apis: [], token: CLUSTER_TOKEN, logger: silentLogger() }),
+    );
     for (const why of [down, wrongToken, none]) {
       await assert.rejects(why.explain({ runId, schedulerId: null, url: answer.url }), {
         code: 'NO_SCHEDULER',
         status: 503,
       });
     }
-    const lone = await startTestMaster({ why: down });
+    const downHosts = createSchedulerHosts(
+      createSchedulerApi({
+        apis: ['http://127.0.0.1:1'],
+        token: CLUSTER_TOKEN,
+        logger: silentLogger(),
+        timeoutMs: 2_000,
+      }),
+    );
+    const lone = await startTestMaster({ why: down, hosts: downHosts });
     try {
       const job = (await lone.call('POST', '/api/v1/jobs', { body: jobBody() })).json;
       const run = (await lone.call('POST', `/api/v1/jobs/${job.id}/runs`)).json;
@@ -347,6 +426,11 @@ describe('master API: why not yet?', () => {
         503,
         'NO_SCHEDULER',
       );
+      await lone.store.runs.transition(run.id, ['queued'], 'running', {
+        schedulerId: 's1',
+        heartbeatAt: lone.clock.now(),
+      });
+      assertError(await lone.call('GET', `/api/v1/runs/${run.id}/hosts`), 503, 'NO_SCHEDULER');
     } finally {
       await lone.close();
     }

@@ -9,6 +9,7 @@ import { silentLogger } from '../../shared/logger.js';
 import type { CrawlRequest, CrawlStatus } from '../../shared/protocol/crawl-api.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
 import type { RunReport } from '../../scheduler/runs/run-host.js';
+import { runNotHosted } from '../../scheduler/runs/run-control.js';
 
 const TOKEN = 'api-token-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -32,6 +33,7 @@ describe('scheduler HTTP API (createSchedulerApp)', () => {
   let port: number;
   const submitted: CrawlRequest[] = [];
   const whyAsked: { url: string; runId: string | undefined }[] = [];
+  const hostsAsked: { limit: number; runId: string | undefined }[] = [];
   const reports: RunReport[] = [
     {
       runId: 'r1',
@@ -104,6 +106,11 @@ describe('scheduler HTTP API (createSchedulerApp)', () => {
           throw new InvalidInputError('URL_INVALID', `not a valid absolute URL: ${url}`);
         return { url } as WhyAnswer;
       },
+      runHosts: (limit, runId) => {
+        hostsAsked.push({ limit, runId });
+        if (runId === 'gone') throw runNotHosted(runId);
+        return { runId: runId ?? 'default', at: new Date(0).toISOString(), items: [], note: 'none' };
+      },
       runs: () => reports,
       logger: silentLogger(),
     });
@@ -127,6 +134,7 @@ describe('scheduler HTTP API (createSchedulerApp)', () => {
       ['GET', '/crawl'],
       ['POST', '/crawl'],
       ['GET', '/why?url=http://a.test/'],
+      ['GET', '/hosts?runId=r1'],
       ['GET', '/runs'],
     ] as const) {
       const variants: Record<string, string>[] = [
@@ -159,6 +167,20 @@ describe('scheduler HTTP API (createSchedulerApp)', () => {
     assert.deepEqual(whyAsked.at(-1), { url: 'http://a.test/', runId: undefined });
     const bad = await call('GET', '/why?url=http://a.test/&runId=../x', { headers: AUTH });
     assertError(bad, 400, 'FRONTIER_BAD_RUN_ID');
+  });
+
+  test('GET /hosts takes an optional runId and a limit of 1-100, checked; a run not hosted is 404', async () => {
+    const answer = await call('GET', '/hosts?runId=r1&limit=5', { headers: AUTH });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.json.runId, 'r1');
+    assert.deepEqual(hostsAsked.at(-1), { limit: 5, runId: 'r1' });
+    await call('GET', '/hosts', { headers: AUTH });
+    assert.deepEqual(hostsAsked.at(-1), { limit: 20, runId: undefined });
+    for (const limit of ['0', '101', '2.5', 'x']) {
+      assertError(await call('GET', `/hosts?limit=${limit}`, { headers: AUTH }), 400, 'INVALID_REQUEST');
+    }
+    assertError(await call('GET', '/hosts?runId=../x', { headers: AUTH }), 400, 'FRONTIER_BAD_RUN_ID');
+    assertError(await call('GET', '/hosts?runId=gone', { headers: AUTH }), 404, 'RUN_NOT_HOSTED');
   });
 
   test('POST /crawl with a valid body is accepted', async () => {

@@ -1,5 +1,6 @@
 import { AppError } from '../../../shared/errors.js';
-import type { RunRow, RunState } from '../../../shared/ports/sql-store.js';
+import { RUN_HOSTS_DEFAULT_LIMIT } from '../../../shared/protocol/run-hosts.js';
+import { FINAL_RUN_STATES, type RunRow, type RunState } from '../../../shared/ports/sql-store.js';
 import type { MasterAppDeps } from '../deps.js';
 import { RUN_ACTIONS, createRun, notifySchedulers, type RunAction } from '../run-actions.js';
 import { runView, shownState, storedStatesFor } from '../run-view.js';
@@ -8,6 +9,8 @@ import { idParams, pageOf, pageQuery, toIso } from '../schemas/common.js';
 import {
   failureSchema,
   failuresQuery,
+  hostsQuery,
+  runHostsSchema,
   runListQuery,
   runSchema,
   whyQuery,
@@ -197,6 +200,33 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
           status: 200,
           body: await deps.why.explain({ runId: run.id, schedulerId: run.schedulerId, url: query.url }),
         };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/runs/:id/hosts',
+      operationId: 'listRunHosts',
+      summary: "The run's busiest hosts and their politeness now (asked of the scheduler hosting the run)",
+      tag: 'runs',
+      scope: 'read',
+      params: idParams,
+      query: hostsQuery,
+      lookup: true,
+      responses: { 200: { description: "The scheduler's answer.", schema: runHostsSchema } },
+      errors: { 503: 'NO_SCHEDULER' },
+      async handle({ params, query }) {
+        const run = await requireRun(params.id);
+        const none = (note: string) => ({
+          status: 200 as const,
+          body: { runId: run.id, at: toIso(deps.clock.now()), items: [], note },
+        });
+        if (FINAL_RUN_STATES.includes(run.state))
+          return none(`the run is ${run.state}: no host is busy for it`);
+        if (run.state === 'queued') return none('the run is queued: no scheduler has taken it yet');
+        const answer = await deps.hosts.top({ runId: run.id, limit: query.limit ?? RUN_HOSTS_DEFAULT_LIMIT });
+        return answer === null
+          ? none('no scheduler hosts the run right now (it may be moving to another scheduler)')
+          : { status: 200, body: answer };
       },
     }),
   ];

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RUN_STATES } from '../../../shared/ports/sql-store.js';
+import { RUN_HOSTS_DEFAULT_LIMIT, RUN_HOSTS_MAX_LIMIT } from '../../../shared/protocol/run-hosts.js';
 import { isoTime } from './common.js';
 
 const count = z.number().int().min(0);
@@ -95,3 +96,53 @@ export const whySchema = z
     robots: z.record(z.string(), z.unknown()).nullable(),
   })
   .describe("Where the URL is in the run and what it waits for, as the scheduler's GET /why answers.");
+
+export const hostsQuery = z.strictObject({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(RUN_HOSTS_MAX_LIMIT)
+    .optional()
+    .describe(`Hosts answered, 1 to ${RUN_HOSTS_MAX_LIMIT} (default ${RUN_HOSTS_DEFAULT_LIMIT}).`),
+});
+
+const runHostSchema = z.object({
+  host: z.string(),
+  inFlight: count.describe('Requests to the host in flight now, of every run (what `concurrency` limits).'),
+  concurrency: count.describe('Requests the host may have in flight at once.'),
+  delayMs: count.describe(
+    'Delay in force between two request starts (the job or a host rule, raised by robots.txt Crawl-delay or the adaptive delay).',
+  ),
+  crawlDelayMs: count
+    .nullable()
+    .describe("robots.txt Crawl-delay (capped), when the host's robots.txt has one."),
+  nextStartAt: isoTime.nullable().describe('When the next request may start; null: at once.'),
+  pausedUntil: isoTime
+    .nullable()
+    .describe(
+      'Set while the host cools down after a 429 or 503 (Retry-After, else backoff) or is deferred (robots.txt unreadable).',
+    ),
+  pauseReason: z.string().nullable().describe('Why it is paused (`HTTP 429 cool-down #2`, say).'),
+  queued: count.describe(
+    'Tasks of the run the scheduler holds for the host, waiting for a crawler (a lower bound: the frontier keeps no per-host count).',
+  ),
+  fetched: count.describe(
+    "Outcomes of the run's tasks of the host since it entered the run's list of recent hosts (the 64 most recently active are kept).",
+  ),
+  lastActiveAt: isoTime.nullable().describe("When an outcome of the run's tasks of the host last came in."),
+});
+
+export const runHostsSchema = z
+  .object({
+    runId: z.string(),
+    at: isoTime.describe('When the scheduler looked (or the master, for an empty answer).'),
+    items: z
+      .array(runHostSchema)
+      .describe('Busiest first: in flight, then queued, then recently active, then cooling down.'),
+    note: z
+      .string()
+      .nullable()
+      .describe('Why the list is empty (the run ended, no scheduler hosts it now, …); null otherwise.'),
+  })
+  .describe("The run's busiest hosts and their politeness now, as the scheduler hosting the run sees them.");

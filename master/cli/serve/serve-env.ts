@@ -37,6 +37,8 @@ export function serveEnv(options: ServeOptions, env: NodeJS.ProcessEnv = process
     ...env,
     ACKCRAWL_DATA_DIR: dataDir,
     ACKCRAWL_SERVE_RUNS: 'true',
+    // The master asks the scheduler (why not yet?, a run's hosts) where its scheduler.json says.
+    ACKCRAWL_SCHEDULER_OUT_DIR: env.ACKCRAWL_OUT_DIR || join(dataDir, 'crawl-output'),
     ACKCRAWL_EXIT_WHEN_DONE: 'false',
     ...(options.processes ? { ACKCRAWL_PROCESSES: options.processes } : {}),
   };
