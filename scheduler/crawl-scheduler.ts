@@ -388,6 +388,13 @@ export class CrawlScheduler implements RunHost {
   reports(): RunReport[] {
     return this.control.reports();
   }
+  async requeue(runId: string, url: string): Promise<boolean | null> {
+    const { frontier } = this.deps;
+    if (frontier.requeue === undefined) return null;
+    const queued = await frontier.requeue(runId, url);
+    if (queued) this.dispatcher.frontierChanged();
+    return queued;
+  }
   onRunFinished(listener: (finished: RunFinished) => void): void {
     this.control.onRunFinished(listener);
   }

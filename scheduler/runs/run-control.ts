@@ -31,7 +31,7 @@ export interface RunControlDeps {
  * runs it hosts (control is made durable in the frontier first), their reports, and the detection
  * of runs that finished.
  */
-export class RunControl implements RunHost {
+export class RunControl implements Omit<RunHost, 'requeue'> {
   private readonly listeners: ((finished: RunFinished) => void)[] = [];
   /** Runs being started: a second startRun of one waits for the first instead of starting it twice. */
   private readonly starting = new Map<string, Promise<void>>();

@@ -45,6 +45,12 @@ export interface RunHost {
   cancelRun(runId: string): Promise<number>;
   /** New settings for a hosted run (limits, politeness, …) take effect for tasks dispatched from now. */
   updateRun(runId: string, settings: CrawlSettings): Promise<void>;
+  /**
+   * Puts a URL that failed for good in a hosted run back into its frontier as a fresh task (a
+   * person asked for a retry): true when queued, false when it was not failed there (queued
+   * already, or done), null when this scheduler's frontier cannot (it lacks Frontier.requeue).
+   */
+  requeue(runId: string, url: string): Promise<boolean | null>;
   reports(): RunReport[];
   onRunFinished(listener: (finished: RunFinished) => void): void;
 }

@@ -161,9 +161,45 @@ export class RunSync {
         this.failed(err, `${action.kind} of run ${runId}`);
       }
     }
+    await this.queueRetries(open);
     // Ends the host announced while SQL could not take them, or while the run was paused.
     for (const finished of [...this.unrecorded.values()]) {
       if (this.stored.get(finished.runId) === 'running') await this.recordEnd(finished);
+    }
+  }
+
+  /**
+   * Final failures a person sent back to an open run this scheduler hosts (marked in SQL by
+   * POST …/failures/{id}/retry): each URL goes back into the frontier, then the mark says so. A
+   * crash in between queues it again at the next sync, which finds it queued or done already.
+   */
+  private async queueRetries(open: readonly RunRow[]): Promise<void> {
+    const { store, host, logger } = this.deps;
+    const hosted = new Set(
+      host
+        .reports()
+        .filter((r) => r.state !== 'cancelled')
+        .map((r) => r.runId),
+    );
+    for (const row of open) {
+      if (this.closed || !hosted.has(row.id)) continue;
+      for (const retry of await store.logs.retriesToQueue(row.id, PAGE)) {
+        const queued = await host.requeue(row.id, retry.url);
+        if (queued === null) {
+          this.failed(
+            new Error('this frontier cannot put a failed URL back (no requeue)'),
+            `retry of failure ${retry.id} of run ${row.id}`,
+          );
+          return;
+        }
+        await store.logs.markRequeued(retry.id, this.clock());
+        logger.info(
+          { runId: row.id, url: retry.url, failureId: retry.id, queued },
+          queued
+            ? 'failure sent back: its URL is queued again'
+            : 'failure sent back: its URL was queued or done already',
+        );
+      }
     }
   }
 

@@ -64,6 +64,7 @@ export const API_ERROR_CODES = {
   NOT_FOUND: { status: 404, retriable: false, meaning: 'no such route' },
   JOB_NOT_FOUND: { status: 404, retriable: false, meaning: 'no job with this id (or it was deleted)' },
   RUN_NOT_FOUND: { status: 404, retriable: false, meaning: 'no run with this id' },
+  FAILURE_NOT_FOUND: { status: 404, retriable: false, meaning: 'no failure with this id in this run' },
   ALERT_RULE_NOT_FOUND: { status: 404, retriable: false, meaning: 'no alert rule with this id' },
   ALERT_NOT_FOUND: { status: 404, retriable: false, meaning: 'no alert with this id' },
   WEBHOOK_NOT_FOUND: { status: 404, retriable: false, meaning: 'no webhook endpoint with this id' },
@@ -118,6 +119,12 @@ export const API_ERROR_CODES = {
     retriable: false,
     meaning:
       "the run's state does not allow this change (resume a cancelled run, say); the message says its state",
+  },
+  FAILURE_NOT_FINAL: {
+    status: 409,
+    retriable: false,
+    meaning:
+      'only a final failure can be sent back to its run; this one was a retry the run makes itself (GET …/failures?final=true lists the final ones)',
   },
   SQL_BAD_CURSOR: {
     status: 400,

@@ -55,6 +55,15 @@ export interface Frontier {
    */
   inspect?(runId: string, url: string): Promise<TaskView | null>;
 
+  /**
+   * Optional. Puts a URL that failed for good in its run back as a fresh task (attempt 1, ready at
+   * once), past the run's seen-set, for one more go (a person asked: POST …/failures/{id}/retry).
+   * Resolves true once it is durably queued; false when the URL is not failed in the run (never
+   * accepted, queued, in flight or done: nothing to do) or the run is cancelled, so a second
+   * call for the same failure queues nothing. Adapters that cannot do it omit it.
+   */
+  requeue?(runId: string, url: string): Promise<boolean>;
+
   /** Counters of one run, or of every run together when `runId` is omitted. */
   stats(runId?: string): Promise<FrontierStats>;
 

@@ -12,6 +12,8 @@ import { z } from 'zod';
 export type RunCommand =
   | { type: 'start'; runId: string; jobId: string; settings: unknown }
   | { type: 'pause' | 'resume' | 'cancel'; runId: string }
+  /** A final failure of the run was sent back (marked in SQL): its scheduler queues the URL. */
+  | { type: 'retry'; runId: string }
   | { type: 'settings'; runId: string; settings: unknown };
 
 export type RunCommandHandler = (command: RunCommand) => void | Promise<void>;
@@ -34,6 +36,6 @@ const runId = z.string().min(1).max(200);
 /** The wire form of a command, checked on receipt (a peer of another version may send others). */
 export const runCommandSchema: z.ZodType<RunCommand> = z.discriminatedUnion('type', [
   z.object({ type: z.literal('start'), runId, jobId: z.string().min(1).max(200), settings: z.unknown() }),
-  z.object({ type: z.enum(['pause', 'resume', 'cancel']), runId }),
+  z.object({ type: z.enum(['pause', 'resume', 'cancel', 'retry']), runId }),
   z.object({ type: z.literal('settings'), runId, settings: z.unknown() }),
 ]) as z.ZodType<RunCommand>;

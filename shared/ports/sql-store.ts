@@ -161,11 +161,32 @@ export interface LogRow {
   at: number;
 }
 
+/** A logged row as read back, with what became of a retry a person asked for. */
+export interface LogEntry extends LogRow {
+  id: string;
+  /** When a person sent this final failure back to its run (null: never). */
+  retriedAt: number | null;
+  /** When a scheduler put its URL back into the run's frontier (null: not yet, or never asked). */
+  requeuedAt: number | null;
+}
+
 export interface LogRepository {
   /** One batch in one transaction (callers batch; see shared/sql/batched-writer.ts). */
   append(rows: readonly LogRow[]): Promise<void>;
   /** Oldest first. `finalOnly`: only final failures. */
-  list(runId: string, query?: PageQuery & { finalOnly?: boolean }): Promise<Page<LogRow & { id: string }>>;
+  list(runId: string, query?: PageQuery & { finalOnly?: boolean }): Promise<Page<LogEntry>>;
+  /** One row by id, or null. */
+  get(id: string): Promise<LogEntry | null>;
+  /**
+   * Marks a final failure as sent back to its run at `at`, once: true when this call marked it,
+   * false when it was marked before (or is not a final failure). Durable when it resolves: the
+   * run's scheduler queues the URL from it (retriesToQueue).
+   */
+  markRetried(id: string, at: number): Promise<boolean>;
+  /** A run's marked retries whose URL is not yet back in its frontier, oldest first, at most `limit`. */
+  retriesToQueue(runId: string, limit: number): Promise<LogEntry[]>;
+  /** The retry's URL is back in the run's frontier (a second call changes nothing). */
+  markRequeued(id: string, at: number): Promise<void>;
   /** How many rows were logged at or after `at`, by run, code and finality (for error rates). */
   countSince(at: number): Promise<LogCount[]>;
 }

@@ -191,6 +191,35 @@ export function frontierRunCases(define: DefineCase): void {
       },
     );
 
+    define('requeue puts a failed URL back once, as a fresh task, past the seen-set', async (ctx) => {
+      const { frontier } = ctx;
+      if (frontier.requeue === undefined) return;
+      await frontier.push(tasks('https://q.test/', 2, inRun('q')));
+      const [failed, done] = await leaseAll(frontier);
+      assert.ok(failed && done);
+      await frontier.settle({
+        acks: [{ lease: ref(done) }],
+        retries: [],
+        failures: [{ lease: ref(failed), error: 'gone' }],
+      });
+      assert.equal(await frontier.requeue('q', done.url), false, 'a done URL is not requeued');
+      assert.equal(await frontier.requeue('q', 'https://q.test/never'), false);
+      assert.equal(await frontier.requeue('other', failed.url), false, 'per run');
+      assert.equal(await frontier.requeue('q', failed.url), true);
+      assert.equal(await frontier.requeue('q', failed.url), false, 'queued already: once');
+      const [again] = await leaseAll(frontier);
+      assert.equal(again?.url, failed.url);
+      assert.equal(again?.attempt, 1, 'a fresh attempt');
+      let s = await frontier.stats('q');
+      assert.deepEqual([s.total, s.done, s.failed, s.leased], [2, 1, 0, 1]);
+      assert.ok(again);
+      await frontier.settle({ acks: [{ lease: ref(again) }], retries: [], failures: [] });
+      s = await frontier.stats('q');
+      assert.deepEqual([s.total, s.done, s.failed, s.leased, s.ready], [2, 2, 0, 0, 0]);
+      await frontier.cancelRun('q');
+      assert.equal(await frontier.requeue('q', failed.url), false, 'not in a cancelled run');
+    });
+
     define('a cancelled run drops the retry and the release of a lease still out', async (ctx) => {
       const { frontier } = ctx;
       await frontier.push(tasks('https://c.test/', 2, inRun('c')));

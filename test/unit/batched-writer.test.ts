@@ -25,7 +25,9 @@ const row = (i: number, fields: Partial<LogRow> = {}): LogRow => ({
 
 /** Every row of the run, in id order. */
 async function stored(store: SqlStore): Promise<LogRow[]> {
-  return (await store.logs.list('run', { limit: 500 })).items.map(({ id: _id, ...r }) => r);
+  return (await store.logs.list('run', { limit: 500 })).items.map(
+    ({ id: _id, retriedAt: _r, requeuedAt: _q, ...r }) => r,
+  );
 }
 
 function captureLogs(): { logger: pino.Logger; lines: Record<string, unknown>[] } {
@@ -62,6 +64,10 @@ describe('batched writer (against the SQLite store)', () => {
           return store.logs.append(rows);
         },
         list: (runId, q) => store.logs.list(runId, q),
+        get: (id) => store.logs.get(id),
+        markRetried: (id, at) => store.logs.markRetried(id, at),
+        retriesToQueue: (runId, limit) => store.logs.retriesToQueue(runId, limit),
+        markRequeued: (id, at) => store.logs.markRequeued(id, at),
         countSince: (at) => store.logs.countSince(at),
       },
     };

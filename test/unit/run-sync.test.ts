@@ -37,6 +37,10 @@ class RecordingHost implements RunHost {
         settings: spec.settings,
       });
   }
+  async requeue(runId: string, url: string): Promise<boolean | null> {
+    this.calls.push(`requeue ${runId} ${url}`);
+    return true;
+  }
   async pauseRun(runId: string): Promise<void> {
     this.calls.push(`pause ${runId}`);
     this.set(runId, 'paused');

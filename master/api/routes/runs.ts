@@ -5,10 +5,12 @@ import type { MasterAppDeps } from '../deps.js';
 import { RUN_ACTIONS, createRun, notifySchedulers, type RunAction } from '../run-actions.js';
 import { runView, shownState, storedStatesFor } from '../run-view.js';
 import { route, type RouteSpec } from '../route-spec.js';
-import { idParams, pageOf, pageQuery, toIso } from '../schemas/common.js';
+import { idParams, pageOf, pageQuery, toIso, toIsoOrNull } from '../schemas/common.js';
 import {
+  failureParams,
   failureSchema,
   failuresQuery,
+  retrySchema,
   hostsQuery,
   runHostsSchema,
   runListQuery,
@@ -178,8 +180,58 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
           lastError: row.lastError,
           final: row.final,
           at: toIso(row.at),
+          retriedAt: toIsoOrNull(row.retriedAt),
+          requeuedAt: toIsoOrNull(row.requeuedAt),
         }));
         return { status: 200, body: { items, next: page.next } };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/runs/:id/failures/:failureId/retry',
+      operationId: 'retryRunFailure',
+      summary:
+        "Send a final failure back to its run: its URL is fetched again as a fresh task, past the run's dedup (once)",
+      tag: 'runs',
+      scope: 'operate',
+      params: failureParams,
+      lookup: true,
+      responses: {
+        202: { description: 'Accepted: durable in SQL, queued at the next sync.', schema: retrySchema },
+      },
+      errors: { 404: 'FAILURE_NOT_FOUND', 409: 'FAILURE_NOT_FINAL' },
+      async handle({ params }) {
+        const run = await requireRun(params.id);
+        const failure = await store.logs.get(params.failureId);
+        if (failure === null || failure.runId !== run.id) {
+          throw new AppError('FAILURE_NOT_FOUND', `no failure ${params.failureId} in run ${run.id}`);
+        }
+        if (FINAL_RUN_STATES.includes(run.state)) {
+          throw new AppError(
+            'RUN_STATE_CONFLICT',
+            `run ${run.id} is ${run.state}: a failure can be retried only while the run is queued, running or paused`,
+          );
+        }
+        if (!failure.final) {
+          throw new AppError(
+            'FAILURE_NOT_FINAL',
+            `failure ${failure.id} of run ${run.id} is a retry the run makes itself, not a final failure`,
+          );
+        }
+        // The mark in SQL is the retry: the run's scheduler queues the URL from it (a crash of
+        // either side costs latency, never the retry). A second call finds it marked: a no-op.
+        await store.logs.markRetried(failure.id, deps.clock.now());
+        const marked = (await store.logs.get(failure.id)) ?? failure;
+        await notify({ type: 'retry', runId: run.id });
+        return {
+          status: 202,
+          body: {
+            runId: run.id,
+            url: failure.url,
+            failureId: failure.id,
+            retriedAt: toIso(marked.retriedAt ?? deps.clock.now()),
+          },
+        };
       },
     }),
     route({

@@ -65,7 +65,31 @@ export const failureSchema = z.object({
   lastError: z.string(),
   final: z.boolean().describe('True: failed for good; false: a retry.'),
   at: isoTime,
+  retriedAt: isoTime
+    .nullable()
+    .describe('When it was sent back to its run (POST …/retry); null: never. It can be sent back once.'),
+  requeuedAt: isoTime
+    .nullable()
+    .describe(
+      "When the run's scheduler put its URL back into the frontier; null: not yet (or never sent back).",
+    ),
 });
+
+export const failureParams = z.strictObject({
+  id: z.string().min(1).max(128).describe('The run.'),
+  failureId: z.string().min(1).max(32).describe('The failure (`id` in GET /runs/{id}/failures).'),
+});
+
+export const retrySchema = z
+  .object({
+    runId: z.string(),
+    url: z.string(),
+    failureId: z.string(),
+    retriedAt: isoTime.describe('When it was sent back (the first time, for a second call).'),
+  })
+  .describe(
+    "The failure's URL is durably on its way back into the run: its scheduler queues it at its next sync.",
+  );
 
 export const failuresQuery = z.strictObject({
   final: z

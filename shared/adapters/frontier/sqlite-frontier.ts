@@ -127,6 +127,16 @@ class SqliteFrontierImpl implements SqliteFrontier {
     return this.write('push', (now, delta) => this.insert(tasks, options.maxTotal, now, delta).accepted);
   }
 
+  async requeue(runId: string, url: string): Promise<boolean> {
+    assertRunId(runId);
+    if (this.runStates.get(runId) === 'cancelled') return false;
+    return this.write('requeue', (now, delta) => {
+      const { changes } = this.stmts.requeueFailed.run(now, now, runId, url);
+      if (changes > 0) delta.move(runId, 'failed', 'queued');
+      return changes > 0;
+    });
+  }
+
   async inspect(runId: string, url: string): Promise<TaskView | null> {
     this.assertOpen();
     assertRunId(runId);

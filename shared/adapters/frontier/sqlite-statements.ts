@@ -121,6 +121,11 @@ export function prepareStatements(db: Database.Database) {
       `SELECT 1 AS one FROM tasks WHERE run_id = ? AND url = ?`,
     ),
     /** (runId, url) */
+    /** (now, now, run_id, url): a failed task back to queued as a fresh one (attempt 1), ready at once. */
+    requeueFailed: db.prepare<[number, number, string, string]>(
+      `UPDATE tasks SET state = 0, attempt = 1, available_at = ?, updated_at = ?, last_error = NULL
+       WHERE run_id = ? AND url = ? AND state = 3`,
+    ),
     inspect: db.prepare<
       [string, string],
       {

@@ -361,6 +361,30 @@ const V7_SCHEDULED_BY: Record<SqlDialect, string[]> = {
   ],
 };
 
+/**
+ * 8: a final failure a person sent back to its run (POST …/failures/{id}/retry) says when, and
+ * when a scheduler put its URL back into the run's frontier (both NULL until then). The index
+ * finds a run's retries still to be queued.
+ */
+const V8_LOG_RETRIES: Record<SqlDialect, string[]> = {
+  sqlite: [
+    `ALTER TABLE logs ADD COLUMN retried_at ${TYPES.sqlite.bigint} NULL`,
+    `ALTER TABLE logs ADD COLUMN requeued_at ${TYPES.sqlite.bigint} NULL`,
+    'CREATE INDEX logs_run_retry ON logs (run_id, requeued_at, retried_at)',
+  ],
+  postgres: [
+    `ALTER TABLE logs ADD COLUMN retried_at ${TYPES.postgres.bigint} NULL`,
+    `ALTER TABLE logs ADD COLUMN requeued_at ${TYPES.postgres.bigint} NULL`,
+    'CREATE INDEX logs_run_retry ON logs (run_id, requeued_at, retried_at)',
+  ],
+  // T-SQL has no COLUMN keyword here.
+  mssql: [
+    `ALTER TABLE logs ADD retried_at ${TYPES.mssql.bigint} NULL`,
+    `ALTER TABLE logs ADD requeued_at ${TYPES.mssql.bigint} NULL`,
+    'CREATE INDEX logs_run_retry ON logs (run_id, requeued_at, retried_at)',
+  ],
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'jobs, runs, logs, results, tokens', statements: perDialect(v1) },
   { version: 2, description: 'agents and their crawler processes', statements: perDialect(v2) },
@@ -377,6 +401,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { version: 6, description: 'runs count not-modified pages', statements: V6_NOT_MODIFIED },
   { version: 7, description: 'runs name the schedule fire time that made them', statements: V7_SCHEDULED_BY },
+  { version: 8, description: 'final failures sent back to their run', statements: V8_LOG_RETRIES },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

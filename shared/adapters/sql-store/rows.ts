@@ -6,7 +6,7 @@ import type {
   ProcessRow,
   ProcessState,
   SlotOrders,
-  LogRow,
+  LogEntry,
   ResultRow,
   RunRow,
   RunState,
@@ -63,7 +63,7 @@ export function toRun(r: SqlRow): RunRow {
   };
 }
 
-export function toLog(r: SqlRow): LogRow & { id: string } {
+export function toLog(r: SqlRow): LogEntry {
   return {
     id: str(r.id),
     runId: str(r.run_id),
@@ -73,6 +73,8 @@ export function toLog(r: SqlRow): LogRow & { id: string } {
     lastError: str(r.last_error),
     final: bool(r.final),
     at: num(r.at),
+    retriedAt: r.retried_at === null || r.retried_at === undefined ? null : num(r.retried_at),
+    requeuedAt: r.requeued_at === null || r.requeued_at === undefined ? null : num(r.requeued_at),
   };
 }
 

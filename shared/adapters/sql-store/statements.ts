@@ -59,6 +59,14 @@ export interface Statements {
   /** run_id, cursor id, limit */
   logList: string;
   logListFinal: string;
+  /** id */
+  logGet: string;
+  /** retried_at, id: sets it on a final failure not retried yet */
+  logMarkRetried: string;
+  /** run_id, limit: retries not yet queued, oldest first */
+  logRetriesToQueue: string;
+  /** requeued_at, id */
+  logMarkRequeued: string;
 
   /** the RESULT_COLUMNS, in order */
   resultUpsert: UpsertStrategy;
@@ -122,7 +130,7 @@ export interface Statements {
 export const JOB_COLUMNS = 'id, name, settings, created_at, updated_at';
 export const RUN_COLUMNS =
   'id, job_id, state, settings, done, failed, queued, in_flight, pages_per_second, created_at, started_at, ended_at, scheduler_id, heartbeat_at, error, not_modified, schedule_id, fire_at';
-export const LOG_COLUMNS = 'id, run_id, url, code, attempts, last_error, final, at';
+export const LOG_COLUMNS = 'id, run_id, url, code, attempts, last_error, final, at, retried_at, requeued_at';
 export const RESULT_COLUMNS =
   'capture_id, run_id, job_id, url, status, data, at, title, author, published_at, language, description, canonical_url, main_text, fetched_at';
 export const FAILURE_COLUMNS = 'source, capture_id, run_id, url, code, reason, at';

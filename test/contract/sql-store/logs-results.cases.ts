@@ -50,11 +50,49 @@ export function logAndResultCases(define: DefineCase): void {
     );
     const { id, ...first } = items[0] ?? { id: '' };
     assert.equal(typeof id, 'string');
-    assert.deepEqual(first, log('run-a', 0));
+    assert.deepEqual(first, { ...log('run-a', 0), retriedAt: null, requeuedAt: null });
     assert.equal(new Set(items.map((l) => l.id)).size, 12);
     assert.equal((await store.logs.list('run-b')).items.length, 1);
     assert.deepEqual((await store.logs.list('run-none')).items, []);
   });
+
+  define(
+    'logs: a final failure is marked retried once, listed to queue until marked requeued',
+    async ({ store }) => {
+      await store.logs.append(Array.from({ length: 6 }, (_, i) => log('run-r', i)));
+      await store.logs.append([log('run-other', 2)]);
+      const rows = (await store.logs.list('run-r')).items;
+      const [final, other] = rows.filter((l) => l.final);
+      const retry = rows.find((l) => !l.final);
+      assert.ok(final && other && retry);
+      assert.deepEqual(await store.logs.get(final.id), final);
+      assert.equal(await store.logs.get('999999999'), null);
+      assert.equal(await store.logs.get('not-an-id'), null);
+      assert.equal(await store.logs.markRetried(final.id, 5_000), true);
+      assert.equal(await store.logs.markRetried(final.id, 6_000), false, 'once');
+      assert.equal(await store.logs.markRetried(retry.id, 5_000), false, 'only a final failure');
+      assert.equal(await store.logs.markRetried('nope', 5_000), false);
+      assert.equal(await store.logs.markRetried(other.id, 5_001), true);
+      assert.deepEqual(
+        (await store.logs.retriesToQueue('run-r', 10)).map((l) => [l.id, l.retriedAt, l.requeuedAt]),
+        [
+          [final.id, 5_000, null],
+          [other.id, 5_001, null],
+        ],
+      );
+      assert.deepEqual((await store.logs.retriesToQueue('run-other', 10)).length, 0);
+      assert.equal((await store.logs.retriesToQueue('run-r', 1)).length, 1);
+      await store.logs.markRequeued(final.id, 7_000);
+      await store.logs.markRequeued(final.id, 8_000);
+      assert.deepEqual(
+        (await store.logs.retriesToQueue('run-r', 10)).map((l) => l.id),
+        [other.id],
+      );
+      const marked = await store.logs.get(final.id);
+      assert.equal(marked?.retriedAt, 5_000);
+      assert.equal(marked?.requeuedAt, 7_000, 'the first mark stays');
+    },
+  );
 
   define(
     'logs: finalOnly lists only final failures; text with NUL or unicode survives',

@@ -45,6 +45,30 @@ export function logRepository(ctx: StoreContext): LogRepository {
         return toPage(rows, limit, toLog, (l) => encodeCursor(LIST, [l.id]));
       }),
 
+    get: (id) =>
+      guard('logs.get', async () => {
+        if (!/^\d{1,19}$/.test(id)) return null;
+        const [row] = await driver.all(sql.logGet, [Number(id)]);
+        return row === undefined ? null : toLog(row);
+      }),
+
+    markRetried: (id, at) =>
+      guard('logs.markRetried', async () => {
+        if (!/^\d{1,19}$/.test(id)) return false;
+        return (await driver.run(sql.logMarkRetried, [whole('at', at), Number(id)])) === 1;
+      }),
+
+    retriesToQueue: (runId, limit) =>
+      guard('logs.retriesToQueue', async () =>
+        (await driver.all(sql.logRetriesToQueue, [key('runId', runId), limitOf({ limit })])).map(toLog),
+      ),
+
+    markRequeued: (id, at) =>
+      guard('logs.markRequeued', async () => {
+        if (!/^\d{1,19}$/.test(id)) return;
+        await driver.run(sql.logMarkRequeued, [whole('at', at), Number(id)]);
+      }),
+
     countSince: (at) =>
       guard('logs.countSince', async () => {
         const rows = await driver.all(sql.alerts.logCountSince, [whole('at', at)]);

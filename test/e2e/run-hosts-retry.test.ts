@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { RunHostsAnswer } from '../../shared/protocol/run-hosts.js';
+import { freePort } from '../helpers/ports.js';
+import { killTree, masterApi, printedAdminToken, startServe, type ServeRun } from '../helpers/serve.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+interface Failure {
+  id: string;
+  url: string;
+  final: boolean;
+  retriedAt: string | null;
+  requeuedAt: string | null;
+}
+
+/**
+ * A site of four pages on 127.0.0.1: `/slow` answers only once the test lets it (the run stays
+ * live, with a request in flight), `/missing` is a 404 (a final failure at once), `/flaky` a 503
+ * the first time (a retry the run makes itself). It counts the requests of each path.
+ */
+async function startSite(): Promise<{
+  url: string;
+  hits: Map<string, number>;
+  release(): void;
+  close(): Promise<void>;
+}> {
+  const hits = new Map<string, number>();
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const server: Server = createServer((req, res) => {
+    const path = req.url ?? '/';
+    hits.set(path, (hits.get(path) ?? 0) + 1);
+    const html = (body: string) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<html><body>${body}</body></html>`);
+    };
+    if (path === '/') return html('<a href="/slow">s</a> <a href="/missing">m</a> <a href="/flaky">f</a>');
+    if (path === '/slow') return void released.then(() => html('slow'));
+    if (path === '/flaky' && hits.get(path) === 1) {
+      res.writeHead(503);
+      return void res.end();
+    }
+    if (path === '/flaky') return html('flaky');
+    res.writeHead(404);
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    hits,
+    release,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('ackcrawl serve: a run’s hosts, and a final failure sent back', () => {
+  let site: Awaited<ReturnType<typeof startSite>>;
+  let serve: ServeRun;
+  const dataDir = mkdtempSync(join(tmpdir(), 'ackcrawl-retry-'));
+
+  before(async () => {
+    site = await startSite();
+  });
+  after(async () => {
+    site.release();
+    if (serve) await killTree(serve);
+    await site.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('hosts show the request in flight; a retry fetches the URL once more, once', async () => {
+    serve = startServe(dataDir, {
+      ACKCRAWL_MASTER_PORT: String(await freePort()),
+      ACKCRAWL_LISTEN_PORT: String(await freePort()),
+      ACKCRAWL_PROCESSES: '1',
+    });
+    const url = await Promise.race([
+      serve.masterUrl,
+      serve.exited.then((exit) => {
+        throw new Error(`serve exited (${exit.code ?? exit.signal}): ${serve.stderr()}`);
+      }),
+    ]);
+    await waitFor(() => printedAdminToken(serve.stdout()) !== null, { message: 'admin token printed' });
+    const api = masterApi(url, printedAdminToken(serve.stdout()) as string);
+    const job = await api<{ id: string }>('POST', '/jobs', {
+      name: 'retry site',
+      seeds: [site.url],
+      allowPrivate: true,
+      hostDelayMs: 0,
+      hostConcurrency: 4,
+    });
+    assert.equal(job.status, 201, JSON.stringify(job.body));
+    const runId = (await api<{ id: string }>('POST', `/jobs/${job.body.id}/runs`)).body.id;
+    const host = new URL(site.url).host;
+
+    // The run's hosts: the site's, with /slow in flight.
+    let hosts: RunHostsAnswer | null = null;
+    await waitFor(
+      async () => {
+        const got = await api<RunHostsAnswer>('GET', `/runs/${runId}/hosts?limit=5`);
+        hosts = got.status === 200 ? got.body : null;
+        return hosts?.items.some((h) => h.host === host && h.inFlight > 0) ?? false;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, message: `a host in flight (${JSON.stringify(hosts)})` },
+    );
+    const busy = (hosts as RunHostsAnswer | null)?.items.find((h) => h.host === host);
+    assert.equal(busy?.concurrency, 4);
+    assert.equal(busy?.pausedUntil, null);
+
+    // The failures: /missing failed for good, /flaky was retried by the run itself.
+    const failures = async () =>
+      (await api<{ items: Failure[] }>('GET', `/runs/${runId}/failures`)).body.items;
+    let seen: Failure[] = [];
+    await waitFor(
+      async () => {
+        seen = await failures();
+        return seen.some((f) => f.final && f.url.endsWith('/missing')) && seen.some((f) => !f.final);
+      },
+      { timeoutMs: 30_000, intervalMs: 250, message: `failures logged (${JSON.stringify(seen)})` },
+    );
+    const missing = seen.find((f) => f.final && f.url.endsWith('/missing')) as Failure;
+    const flaky = seen.find((f) => !f.final) as Failure;
+    assert.equal(missing.retriedAt, null);
+    assert.equal(site.hits.get('/missing'), 1);
+
+    const retry = (id: string) => api('POST', `/runs/${runId}/failures/${id}/retry`);
+    const first = await retry(missing.id);
+    assert.equal(first.status, 202, JSON.stringify(first.body));
+    assert.equal(first.body.url, missing.url);
+    assert.equal(first.body.failureId, missing.id);
+    const second = await retry(missing.id);
+    assert.equal(second.status, 202, JSON.stringify(second.body));
+    assert.equal(second.body.retriedAt, first.body.retriedAt, 'the second retry changes nothing');
+    const notFinal = await retry(flaky.id);
+    assert.equal(notFinal.status, 409);
+    assert.equal((notFinal.body.error as { code: string }).code, 'FAILURE_NOT_FINAL');
+    const unknown = await retry('999999');
+    assert.equal(unknown.status, 404);
+    assert.equal((unknown.body.error as { code: string }).code, 'FAILURE_NOT_FOUND');
+
+    // Fetched again (a 404 again: a second final failure), and marked queued; never a third time.
+    await waitFor(
+      async () => {
+        seen = await failures();
+        return (
+          site.hits.get('/missing') === 2 &&
+          seen.filter((f) => f.final && f.url.endsWith('/missing')).length === 2 &&
+          seen.find((f) => f.id === missing.id)?.requeuedAt !== null
+        );
+      },
+      { timeoutMs: 30_000, intervalMs: 250, message: `fetched again (${JSON.stringify(seen)})` },
+    );
+    assert.notEqual(seen.find((f) => f.id === missing.id)?.retriedAt, null);
+    site.release();
+    await waitFor(
+      async () => (await api<{ state: string }>('GET', `/runs/${runId}`)).body.state === 'succeeded',
+      { timeoutMs: 30_000, intervalMs: 250, message: 'run succeeded' },
+    );
+    assert.equal(site.hits.get('/missing'), 2, 'the URL was put in once');
+    const ended = await retry(seen.filter((f) => f.final).at(-1)?.id ?? '');
+    assert.equal(ended.status, 409);
+    assert.equal((ended.body.error as { code: string }).code, 'RUN_STATE_CONFLICT');
+    const none = await api<RunHostsAnswer>('GET', `/runs/${runId}/hosts`);
+    assert.equal(none.status, 200);
+    assert.deepEqual(none.body.items, []);
+    assert.match(String(none.body.note), /succeeded/);
+  });
+});
