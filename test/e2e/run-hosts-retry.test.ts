@@ -20,8 +20,8 @@ interface Failure {
 
 /**
  * A site of four pages on 127.0.0.1: `/slow` answers only once the test lets it (the run stays
- * live, with a request in flight), `/missing` is a 404 (a final failure at once), `/flaky` a 503
- * the first time (a retry the run makes itself). It counts the requests of each path.
+ * live, with a request in flight), `/missing` is a 404 (a final failure at once), `/flaky` a 429
+ * with Retry-After: 5 the first time (a cool-down of the host, and a retry the run makes itself). It counts the requests of each path.
  */
 async function startSite(): Promise<{
   url: string;
@@ -42,7 +42,7 @@ async function startSite(): Promise<{
     if (path === '/') return html('<a href="/slow">s</a> <a href="/missing">m</a> <a href="/flaky">f</a>');
     if (path === '/slow') return void released.then(() => html('slow'));
     if (path === '/flaky' && hits.get(path) === 1) {
-      res.writeHead(503);
+      res.writeHead(429, { 'retry-after': '5' });
       return void res.end();
     }
     if (path === '/flaky') return html('flaky');
@@ -102,19 +102,25 @@ describe('ackcrawl serve: a run’s hosts, and a final failure sent back', () =>
     const runId = (await api<{ id: string }>('POST', `/jobs/${job.body.id}/runs`)).body.id;
     const host = new URL(site.url).host;
 
-    // The run's hosts: the site's, with /slow in flight.
+    // The run's hosts: the site's, with /slow in flight and cooling down after /flaky's 429.
     let hosts: RunHostsAnswer | null = null;
     await waitFor(
       async () => {
         const got = await api<RunHostsAnswer>('GET', `/runs/${runId}/hosts?limit=5`);
         hosts = got.status === 200 ? got.body : null;
-        return hosts?.items.some((h) => h.host === host && h.inFlight > 0) ?? false;
+        return hosts?.items.some((h) => h.host === host && h.inFlight > 0 && h.pausedUntil !== null) ?? false;
       },
-      { timeoutMs: 60_000, intervalMs: 250, message: `a host in flight (${JSON.stringify(hosts)})` },
+      {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+        message: `a host in flight, cooling down (${JSON.stringify(hosts)})`,
+      },
     );
     const busy = (hosts as RunHostsAnswer | null)?.items.find((h) => h.host === host);
     assert.equal(busy?.concurrency, 4);
-    assert.equal(busy?.pausedUntil, null);
+    assert.match(String(busy?.pauseReason), /HTTP 429/);
+    assert.ok(Date.parse(String(busy?.pausedUntil)) > Date.now(), 'a cool-down still ahead');
+    assert.ok((busy?.fetched ?? 0) >= 1);
 
     // The failures: /missing failed for good, /flaky was retried by the run itself.
     const failures = async () =>

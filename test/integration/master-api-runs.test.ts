@@ -233,6 +233,63 @@ describe('master API: runs', () => {
     );
   });
 
+  test('POST …/failures/{id}/retry marks a final failure once and wakes the schedulers; the rest is refused', async () => {
+    const run = await startRun();
+    const other = await startRun();
+    const at = master.clock.now();
+    const row = (url: string, final: boolean, runId = run.id) => ({
+      runId,
+      url,
+      code: 'HTTP_404',
+      attempts: 1,
+      lastError: '404 Not Found',
+      final,
+      at,
+    });
+    await master.store.logs.append([
+      row('https://example.test/gone', true),
+      row('https://example.test/again', false),
+      row('https://example.test/elsewhere', true, other.id),
+    ]);
+    const [gone, again] = (await master.call('GET', `/api/v1/runs/${run.id}/failures`)).json.items;
+    const [elsewhere] = (await master.call('GET', `/api/v1/runs/${other.id}/failures`)).json.items;
+    assert.equal(gone.retriedAt, null);
+    const retry = (runId: string, id: string) =>
+      master.call('POST', `/api/v1/runs/${runId}/failures/${id}/retry`);
+    const first = await retry(run.id, gone.id);
+    assert.equal(first.status, 202, first.text);
+    assert.deepEqual(first.json, {
+      runId: run.id,
+      url: 'https://example.test/gone',
+      failureId: gone.id,
+      retriedAt: new Date(at).toISOString(),
+    });
+    assert.deepEqual(master.commands.at(-1), { type: 'retry', runId: run.id });
+    master.clock.advance(1_000);
+    const second = await retry(run.id, gone.id);
+    assert.equal(second.status, 202, second.text);
+    assert.equal(second.json.retriedAt, first.json.retriedAt, 'a second retry is a no-op');
+    assert.deepEqual(
+      (await master.store.logs.retriesToQueue(run.id, 10)).map((l) => l.id),
+      [gone.id],
+      'marked once, to be queued once',
+    );
+    const listed = (await master.call('GET', `/api/v1/runs/${run.id}/failures?final=true`)).json.items;
+    assert.deepEqual([listed[0].retriedAt, listed[0].requeuedAt], [new Date(at).toISOString(), null]);
+    assertError(await retry(run.id, again.id), 409, 'FAILURE_NOT_FINAL');
+    assertError(await retry(run.id, elsewhere.id), 404, 'FAILURE_NOT_FOUND');
+    assertError(await retry(run.id, '123456789'), 404, 'FAILURE_NOT_FOUND');
+    assertError(await retry('nope', gone.id), 404, 'RUN_NOT_FOUND');
+    await master.call('POST', `/api/v1/runs/${other.id}/cancel`);
+    assertError(await retry(other.id, elsewhere.id), 409, 'RUN_STATE_CONFLICT');
+    const reader = await master.call('POST', '/api/v1/tokens', { body: { name: 'r', scopes: ['read'] } });
+    assert.equal(reader.status, 201, reader.text);
+    const refused = await master.call('POST', `/api/v1/runs/${run.id}/failures/${gone.id}/retry`, {
+      token: reader.json.secret,
+    });
+    assertError(refused, 403, 'FORBIDDEN');
+  });
+
   test('a command that cannot be sent does not fail the change: SQL has it, schedulers read it there', async () => {
     await master.runControl.close();
     try {
