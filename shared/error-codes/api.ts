@@ -162,7 +162,8 @@ export const API_ERROR_CODES = {
   NO_SCHEDULER: {
     status: 503,
     retriable: true,
-    meaning: 'the master reaches no scheduler to ask (why not yet?); ACKCRAWL_SCHEDULER_APIS names them',
+    meaning:
+      "the master reaches no scheduler to ask (why not yet?, a run's hosts); ACKCRAWL_SCHEDULER_APIS names them",
   },
   STORE_UNAVAILABLE: {
     status: 503,
