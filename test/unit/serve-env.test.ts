@@ -11,6 +11,11 @@ describe('serveEnv: what the roles of ackcrawl serve are given', () => {
     assert.equal(env.ACKCRAWL_SINK, 'file');
     assert.equal(env.ACKCRAWL_RUN_CONTROL, 'local');
     assert.equal(env.ACKCRAWL_OUT_DIR, resolve('state', 'crawl-output'));
+    assert.equal(
+      env.ACKCRAWL_SCHEDULER_OUT_DIR,
+      env.ACKCRAWL_OUT_DIR,
+      "the master finds the scheduler's file",
+    );
     assert.equal(env.ACKCRAWL_SERVE_RUNS, 'true');
     assert.equal(env.ACKCRAWL_EXIT_WHEN_DONE, 'false');
     assert.equal(
