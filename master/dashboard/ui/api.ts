@@ -62,13 +62,19 @@ async function toError(res: Response): Promise<ApiError> {
   } catch {
     // not JSON: the status says it
   }
-  const error = (body as { error?: { code?: string; message?: string; details?: Record<string, unknown> } })
-    ?.error;
+  const error = (
+    body as {
+      error?: { code?: string; message?: string; details?: Record<string, unknown>; problems?: unknown };
+    }
+  )?.error;
+  // A 400's problems are in `details.problems`; some answers carry them beside the message.
+  const details =
+    error?.details ?? (error?.problems === undefined ? undefined : { problems: error.problems });
   return new ApiError(
     res.status,
     error?.code ?? `HTTP_${res.status}`,
     error?.message ?? (res.statusText || 'request failed'),
-    error?.details,
+    details,
   );
 }
 
