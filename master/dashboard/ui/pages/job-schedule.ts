@@ -41,8 +41,16 @@ export function schedulePart(jobId: string): HTMLElement {
   const pause = h('button', { type: 'button', 'data-testid': 'schedule-pause' }, 'Pause');
   const resume = h('button', { type: 'button', 'data-testid': 'schedule-resume' }, 'Resume');
   const remove = h('button', { type: 'button', class: 'danger', 'data-testid': 'schedule-remove' }, 'Remove');
-  const labelled = (label: string, input: HTMLElement, hint: string): HTMLElement =>
-    h('div', { class: 'form-field' }, h('label', {}, label, input), h('span', { class: 'hint' }, hint));
+  const labelled = (label: string, input: HTMLElement, hint: string): HTMLElement => {
+    input.id = `schedule-${input.getAttribute('name') ?? ''}`;
+    return h(
+      'div',
+      { class: 'form-field' },
+      h('label', { for: input.id }, label),
+      input,
+      h('span', { class: 'hint' }, hint),
+    );
+  };
   const form = h(
     'form',
     { 'data-testid': 'schedule-form', class: 'stack' },
