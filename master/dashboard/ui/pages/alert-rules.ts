@@ -163,6 +163,6 @@ function row(rule: AlertRule, reload: () => Promise<void>): HTMLElement {
     h('td', { class: 'mono' }, Object.keys(rule.params).length === 0 ? '–' : JSON.stringify(rule.params)),
     h('td', { 'data-field': 'enabled' }, rule.enabled ? 'yes' : 'no'),
     h('td', { class: 'muted' }, status),
-    h('td', { class: 'row' }, toggle, remove),
+    h('td', {}, h('div', { class: 'row nowrap' }, toggle, remove)),
   );
 }

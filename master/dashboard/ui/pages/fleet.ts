@@ -126,7 +126,7 @@ function agentCard(first: Agent): { el: HTMLElement; update(agent: Agent): void 
       ...['pid', 'state', 'uptime', 'restarts', 'pages', 'errors', 'inFlight', 'cpu', 'rss'].map((f) =>
         h('td', { 'data-field': f }),
       ),
-      h('td', { class: 'row' }, stop, restart),
+      h('td', {}, h('div', { class: 'row nowrap' }, stop, restart)),
     );
   };
   const updateRow = (row: HTMLElement, p: CrawlerProcess): void => {

@@ -161,7 +161,7 @@ function row(hook: Webhook, reload: () => Promise<void>, deliveries: HTMLElement
       hook.enabled ? 'yes' : `no${hook.disabledReason ? ` (${hook.disabledReason})` : ''}`,
     ),
     h('td', {}, hook.description || '–'),
-    h('td', { class: 'row' }, test, history, toggle, remove),
+    h('td', {}, h('div', { class: 'row nowrap' }, test, history, toggle, remove)),
   );
 }
 
