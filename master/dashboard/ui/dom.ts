@@ -48,7 +48,7 @@ export function table(testid: string, headers: string[], rows: Node[], empty = '
   const body = h('tbody', {}, ...rows);
   if (rows.length === 0)
     body.append(h('tr', { class: 'empty' }, h('td', { colspan: headers.length }, empty)));
-  return h(
+  const wrap = h(
     'div',
     { class: 'table-scroll' },
     h(
@@ -58,6 +58,8 @@ export function table(testid: string, headers: string[], rows: Node[], empty = '
       body,
     ),
   );
+  labelCells(body);
+  return wrap;
 }
 
 export function card(title: string | null, ...children: Child[]): HTMLElement {
@@ -101,6 +103,19 @@ export function syncRows<T>(
   for (const row of existing.values()) row.remove();
   if (items.length === 0)
     tbody.append(h('tr', { class: 'empty' }, h('td', { colspan: empty.colspan }, empty.text)));
+  labelCells(tbody);
+}
+
+/** Each cell gets its column's header as `data-label`: on a phone the rows are stacked, each cell labelled. */
+export function labelCells(tbody: HTMLElement): void {
+  const head = tbody.parentElement?.querySelector('thead tr');
+  if (!head) return;
+  const labels = Array.from(head.children).map((th) => th.textContent ?? '');
+  for (const row of Array.from(tbody.children)) {
+    if (row.classList.contains('empty') || row.hasAttribute('data-labelled')) continue;
+    Array.from(row.children).forEach((cell, i) => cell.setAttribute('data-label', labels[i] ?? ''));
+    row.setAttribute('data-labelled', '');
+  }
 }
 
 /** A table (in its scrolling box) whose body `syncRows` fills. */
