@@ -17,8 +17,8 @@ export function toast(message: string, kind: 'ok' | 'error' = 'ok'): void {
   );
   const close = h(
     'button',
+    // The × is drawn by CSS, so the toast's text is the message alone.
     { class: 'toast-close', 'aria-label': 'Dismiss', onclick: () => el.remove() },
-    '×',
   );
   el.append(close);
   toastBox.append(el);
