@@ -149,7 +149,9 @@ export interface HostState {
   pausedUntil?: string | number | null;
   pauseReason?: string | null;
   queued?: number;
-  done?: number;
+  /** Outcomes of this run's tasks of the host lately. */
+  fetched?: number;
+  lastActiveAt?: string | null;
 }
 
 export type FireOutcome = 'claimed' | 'started' | 'waiting' | 'skipped' | 'missed';

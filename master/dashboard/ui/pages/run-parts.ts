@@ -1,5 +1,5 @@
 /** The run page's polled parts: top hosts, failures (with retry), and "why not yet?". */
-import { enc, errorText, get, isUnavailable, post } from '../api.js';
+import { ApiError, enc, errorText, get, isUnavailable, post } from '../api.js';
 import { h, liveTable, replace, setField, syncRows } from '../dom.js';
 import { toast } from '../feedback.js';
 import { ago, dateTime, ms, num } from '../format.js';
@@ -16,7 +16,8 @@ export function hostsPart(runId: string): { el: HTMLElement; refresh(): Promise<
     'Cool-down until',
     'Reason',
     'Queued',
-    'Done',
+    'Fetched',
+    'Last active',
   ]);
   const el = h('div', {}, table.wrap, note);
   const cells = [
@@ -27,7 +28,8 @@ export function hostsPart(runId: string): { el: HTMLElement; refresh(): Promise<
     'pausedUntil',
     'pauseReason',
     'queued',
-    'done',
+    'fetched',
+    'lastActiveAt',
   ];
   const create = (host: HostState): HTMLElement =>
     h(
@@ -48,29 +50,35 @@ export function hostsPart(runId: string): { el: HTMLElement; refresh(): Promise<
     );
     setField(row, 'pauseReason', host.pauseReason ?? '–');
     setField(row, 'queued', host.queued === undefined ? '–' : num(host.queued));
-    setField(row, 'done', host.done === undefined ? '–' : num(host.done));
+    setField(row, 'fetched', host.fetched === undefined ? '–' : num(host.fetched));
+    setField(row, 'lastActiveAt', host.lastActiveAt ? ago(host.lastActiveAt) : '–');
   };
+  const empty = (text: string): void =>
+    syncRows(table.body, [], (x: HostState) => x.host, create, update, { text, colspan: 10 });
+  /** A master without the route: asked no more. */
   let gone = false;
   return {
     el,
     async refresh() {
       if (gone) return;
       try {
-        const answer = await get<{ items: HostState[]; note?: string }>(`/runs/${enc(runId)}/hosts?limit=20`);
+        const answer = await get<{ items: HostState[]; note?: string | null }>(
+          `/runs/${enc(runId)}/hosts?limit=20`,
+        );
         syncRows(table.body, answer.items, (x) => x.host, create, update, {
           text: 'No hosts in flight or waiting.',
-          colspan: 9,
+          colspan: 10,
         });
         note.textContent = answer.note ?? '';
       } catch (err) {
-        if (isUnavailable(err)) {
-          gone = true;
-          syncRows(table.body, [], (x: HostState) => x.host, create, update, {
-            text: 'Not available on this master.',
-            colspan: 9,
-          });
-          note.textContent = `Host politeness state: not available (${errorText(err)}).`;
-        } else note.textContent = errorText(err);
+        if (!isUnavailable(err)) {
+          note.textContent = errorText(err);
+          return;
+        }
+        // 404 NOT_FOUND: this master has no such route; 503: no scheduler can say now (asked again).
+        if (err instanceof ApiError && err.status === 404 && err.code === 'NOT_FOUND') gone = true;
+        empty('Not available.');
+        note.textContent = `Host politeness state not available (${errorText(err)}).`;
       }
     },
   };
