@@ -101,6 +101,7 @@ export function failuresPart(runId: string): { el: HTMLElement; refresh(): Promi
     post(`/runs/${enc(runId)}/failures/${enc(failure.id)}/retry`)
       .then(() => {
         toast(`Queued again: ${failure.url}`);
+        button.textContent = 'Retried';
         void refresh();
       })
       .catch((err: unknown) => {
