@@ -19,7 +19,18 @@ const roleBoundary = (role, others) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.services/', '.cache/', 'crawl-output/', '.bench/', '.tmp/', 'test-output/'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      '.services/',
+      '.cache/',
+      'crawl-output/',
+      '.bench/',
+      '.tmp/',
+      'test-output/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
