@@ -240,10 +240,11 @@ describe('dashboard in a browser', () => {
     await byId('hosts-table').locator('[data-testid="host-row"]').first().waitFor({ timeout: 15_000 });
     await byId('why-url').fill(`${site.url}page/999999`);
     await byId('why-submit').click();
-    await waitFor(async () => ((await byId('why-answer').textContent()) ?? '').trim().length > 0, {
-      timeoutMs: 15_000,
-      message: 'the why answer is shown',
-    });
+    // The scheduler's answer, drawn (not "Asking…", not an error).
+    await byId('why-answer').locator('[data-field="state"]').waitFor({ timeout: 15_000 });
+    assert.ok(
+      ((await byId('why-answer').locator('[data-field="reason"]').textContent()) ?? '').trim().length > 0,
+    );
     // A final failure (the 404), retried from its row: the master takes it, the scheduler queues it.
     const failure = byId('failures-table').locator('[data-testid="failure-row"][data-final="true"]').first();
     await failure.waitFor({ timeout: 30_000 });
