@@ -45,19 +45,10 @@ export function field(name: string, text: string, tag: 'td' | 'span' | 'dd' = 't
 
 /** A table inside a scrolling box (wide tables scroll inside their card, not the page). */
 export function table(testid: string, headers: string[], rows: Node[], empty = 'Nothing yet.'): HTMLElement {
-  const body = h('tbody', {}, ...rows);
+  const { wrap, body } = liveTable(testid, headers);
+  body.append(...rows);
   if (rows.length === 0)
     body.append(h('tr', { class: 'empty' }, h('td', { colspan: headers.length }, empty)));
-  const wrap = h(
-    'div',
-    { class: 'table-scroll' },
-    h(
-      'table',
-      { 'data-testid': testid },
-      h('thead', {}, h('tr', {}, ...headers.map((t) => h('th', {}, t)))),
-      body,
-    ),
-  );
   labelCells(body);
   return wrap;
 }

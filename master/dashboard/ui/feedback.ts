@@ -1,6 +1,6 @@
 /** Toasts, the confirmation dialog, page-level errors, and buttons that call the API. */
-import { errorText } from './api.js';
-import { h, type Attrs, type Child } from './dom.js';
+import { ApiError, errorText } from './api.js';
+import { h, replace, type Attrs, type Child } from './dom.js';
 
 let toastBox: HTMLElement | null = null;
 
@@ -106,4 +106,19 @@ export async function runAction(
   } finally {
     if (button) button.disabled = false;
   }
+}
+
+/** A 400's problems, each as `field: message`, in `into` (a form's list of errors); others clear it. */
+export function showProblems(into: Element, err: unknown): void {
+  const problems = err instanceof ApiError ? err.problems : [];
+  replace(
+    into,
+    ...problems.map((p) =>
+      h(
+        'p',
+        { class: 'field-error', 'data-testid': 'field-error', 'data-field': p.field },
+        `${p.field}: ${p.message}`,
+      ),
+    ),
+  );
 }

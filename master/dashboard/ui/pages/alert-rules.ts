@@ -1,7 +1,7 @@
 /** Alert rules: list, make, enable/disable, delete. */
-import { ApiError, del, enc, errorText, get, patch, post } from '../api.js';
+import { del, enc, errorText, get, patch, post } from '../api.js';
 import { h, replace, table } from '../dom.js';
-import { actionButton, runAction } from '../feedback.js';
+import { actionButton, runAction, showProblems } from '../feedback.js';
 import { ago } from '../format.js';
 import type { AlertRule, Page } from '../types.js';
 
@@ -102,17 +102,7 @@ export function rulesPart(): HTMLElement {
         try {
           await post('/alert-rules', { name: name.value.trim(), kind: kind.value, params: parsed });
         } catch (err) {
-          const problems = err instanceof ApiError ? err.problems : [];
-          replace(
-            errors,
-            ...problems.map((p) =>
-              h(
-                'p',
-                { class: 'field-error', 'data-testid': 'field-error', 'data-field': p.field },
-                `${p.field}: ${p.message}`,
-              ),
-            ),
-          );
+          showProblems(errors, err);
           throw err;
         }
         name.value = '';

@@ -1,7 +1,7 @@
 /** Webhook endpoints: list, add (secret shown once), test, enable/disable, delete, deliveries. */
-import { ApiError, del, enc, errorText, get, patch, post } from '../api.js';
+import { del, enc, errorText, get, patch, post } from '../api.js';
 import { h, replace, table } from '../dom.js';
-import { actionButton, runAction } from '../feedback.js';
+import { actionButton, runAction, showProblems } from '../feedback.js';
 import { ago, dateTime } from '../format.js';
 import type { Delivery, Page, Webhook } from '../types.js';
 import { RULE_KINDS } from './alert-rules.js';
@@ -74,17 +74,7 @@ export function webhooksPart(): HTMLElement {
         try {
           made = await post<Webhook>('/webhooks', body);
         } catch (err) {
-          const problems = err instanceof ApiError ? err.problems : [];
-          replace(
-            errors,
-            ...problems.map((p) =>
-              h(
-                'p',
-                { class: 'field-error', 'data-testid': 'field-error', 'data-field': p.field },
-                `${p.field}: ${p.message}`,
-              ),
-            ),
-          );
+          showProblems(errors, err);
           throw err;
         }
         replace(
