@@ -207,7 +207,15 @@ export function frontierRunCases(define: DefineCase): void {
       assert.equal(await frontier.requeue('other', failed.url), false, 'per run');
       assert.equal(await frontier.requeue('q', failed.url), true);
       assert.equal(await frontier.requeue('q', failed.url), false, 'queued already: once');
-      const [again] = await leaseAll(frontier);
+      // A broker delivers the new message when it has it: lease until it comes (or the deadline).
+      let again: Lease | undefined;
+      await waitFor(
+        async () => {
+          again ??= (await leaseAll(frontier))[0];
+          return again !== undefined;
+        },
+        { timeoutMs: 5_000, message: 'the requeued URL is leased' },
+      );
       assert.equal(again?.url, failed.url);
       assert.equal(again?.attempt, 1, 'a fresh attempt');
       let s = await frontier.stats('q');

@@ -23,6 +23,11 @@ export interface DeliveryIntakeDeps {
   onQueuesChanged: () => void;
   /** A delivery went into the lease book. */
   onBuffered: () => void;
+  /**
+   * A failed URL this process is putting back (Frontier.requeue): its new message may arrive
+   * before the ledger says accepted, and is not a leftover.
+   */
+  requeueing: (runId: string, url: string) => boolean;
 }
 
 /**
@@ -126,6 +131,7 @@ export class DeliveryIntake {
       this.deps.logger.warn({ err, url: task.url }, 'ledger lookup failed for a delivery');
       return false;
     }
+    if (entry?.state === LedgerState.failed && this.deps.requeueing(task.runId, task.url)) return false;
     return entry !== undefined && (entry.state !== LedgerState.accepted || entry.attempt > task.attempt);
   }
 

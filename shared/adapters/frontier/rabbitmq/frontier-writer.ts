@@ -3,7 +3,7 @@ import type { RunLimit, Settlement, SettleResult } from '../../../ports/frontier
 import type { NewTask } from '../../../protocol/task.js';
 import { runCap } from '../task-input.js';
 import { ackOn, type Link } from './broker-link.js';
-import type { Ledger } from './ledger.js';
+import { LedgerState, type Ledger } from './ledger.js';
 import type { Delivery, Held, LeaseBook } from './lease-book.js';
 import type { OutgoingMessages } from './outgoing-messages.js';
 import type { Outgoing, Publisher } from './publisher.js';
@@ -62,6 +62,20 @@ export class FrontierWriter {
     await this.publishWithNew(link, fresh, [], 'push');
     this.deps.ledger.record({ accepted: fresh });
     return fresh;
+  }
+
+  /**
+   * A failed URL back into its run as a fresh task: published (confirmed), then the ledger moves
+   * it from failed to accepted. A crash in between leaves a message the intake drops (the ledger
+   * still says failed); the caller's durable mark (the master's retry in SQL) asks again.
+   */
+  async requeue(link: Link, task: NewTask): Promise<boolean> {
+    const entry = this.deps.ledger.lookup(task.runId, task.url);
+    if (entry?.state !== LedgerState.failed) return false;
+    await this.prepareRuns(link, [task]);
+    await this.publishWithNew(link, [], [this.deps.outgoing.fresh(task)], 'requeue');
+    this.deps.ledger.record({ requeued: [{ runId: task.runId, url: task.url }] });
+    return true;
   }
 
   async settle(link: Link, claimed: ClaimedSettlement, batch: Settlement): Promise<SettleResult> {

@@ -41,6 +41,8 @@ export interface LedgerChanges {
   done?: readonly RunUrl[];
   failed?: readonly RunUrl[];
   retried?: readonly (RunUrl & { attempt: number })[];
+  /** Failed URLs put back into their run (Frontier.requeue): accepted again, at attempt 1. */
+  requeued?: readonly RunUrl[];
   checkpoint?: string;
 }
 
@@ -288,6 +290,13 @@ export class Ledger {
         run[counter] += 1;
       }
     };
+    for (const { runId, url } of changes.requeued ?? []) {
+      const row = s.lookup.get(runId, url);
+      if (row?.state !== LedgerState.failed) continue;
+      s.setUrlState.run(LedgerState.accepted, runId, url);
+      s.setAttempt.run(1, runId, url);
+      runOf(runId).failed -= 1;
+    }
     for (const item of changes.done ?? []) finish(item, LedgerState.done, 'done');
     for (const item of changes.failed ?? []) finish(item, LedgerState.failed, 'failed');
     for (const run of touched) s.setCounts.run(run.total, run.done, run.failed, run.runId);

@@ -10,7 +10,8 @@ import type {
   SettleResult,
   TaskView,
 } from '../../../ports/frontier.js';
-import { PRIORITY_LEVELS } from '../../../protocol/task-priority.js';
+import { PRIORITY_LEVELS, TOP_LEVEL } from '../../../protocol/task-priority.js';
+import { hostOfNormalized } from '../../../url/host-of-normalized.js';
 import type { Lease, NewTask } from '../../../protocol/task.js';
 import { LevelPicker } from '../level-picker.js';
 import { runCancelledError } from '../run-errors.js';
@@ -110,6 +111,8 @@ class RabbitFrontierImpl implements RabbitFrontier {
   /** A delivery was nacked back to the queue since the last catchUp (see there). */
   private handedBack = false;
   private setAside = 0;
+  /** `runId\nurl` of the failed URLs requeue() is putting back now (see DeliveryIntake). */
+  private readonly requeueing = new Set<string>();
   /** lease() calls waiting for the next delivery (see catchUp). */
   private arrivalWaiters: (() => void)[] = [];
 
@@ -147,6 +150,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
       logger: this.log,
       ensureRunQueues,
       onQueuesChanged: () => this.counts.invalidate(),
+      requeueing: (runId, url) => this.requeueing.has(`${runId}\n${url}`),
       onBuffered: () => {
         const waiters = this.arrivalWaiters;
         this.arrivalWaiters = [];
@@ -191,6 +195,28 @@ class RabbitFrontierImpl implements RabbitFrontier {
     this.assertOpen();
     assertNewTasks(tasks);
     return this.exclusive('push', () => this.writer.push(this.link.require('push'), tasks, options.maxTotal));
+  }
+
+  /**
+   * A URL that failed for good back into its run, as a fresh task (attempt 1, depth 0: a person
+   * asked for it, so the run's depth limit does not keep it out). False when the ledger does not
+   * have it failed (queued, in flight or done already: nothing to do) or the run is cancelled.
+   */
+  async requeue(runId: string, url: string): Promise<boolean> {
+    this.assertOpen();
+    assertRunId(runId);
+    const host = hostOfNormalized(url);
+    if (host === null || this.ledger.stateOf(runId) === 'cancelled') return false;
+    const task: NewTask = { runId, url, host, depth: 0, priority: TOP_LEVEL, parentUrl: null };
+    return this.exclusive('requeue', async () => {
+      const key = `${runId}\n${url}`;
+      this.requeueing.add(key);
+      try {
+        return await this.writer.requeue(this.link.require('requeue'), task);
+      } finally {
+        this.requeueing.delete(key);
+      }
+    });
   }
 
   async lease(max: number, options: LeaseOptions = {}): Promise<Lease[]> {
