@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunHostsAnswer } from '../../shared/protocol/run-hosts.js';
 import { freePort } from '../helpers/ports.js';
+import { startRetrySite, type RetrySite } from '../helpers/retry-site.js';
 import { killTree, masterApi, printedAdminToken, startServe, type ServeRun } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -18,57 +17,13 @@ interface Failure {
   requeuedAt: string | null;
 }
 
-/**
- * A site of four pages on 127.0.0.1: `/slow` answers only once the test lets it (the run stays
- * live, with a request in flight), `/missing` is a 404 (a final failure at once), `/flaky` a 429
- * with Retry-After: 5 the first time (a cool-down of the host, and a retry the run makes itself). It counts the requests of each path.
- */
-async function startSite(): Promise<{
-  url: string;
-  hits: Map<string, number>;
-  release(): void;
-  close(): Promise<void>;
-}> {
-  const hits = new Map<string, number>();
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const server: Server = createServer((req, res) => {
-    const path = req.url ?? '/';
-    hits.set(path, (hits.get(path) ?? 0) + 1);
-    const html = (body: string) => {
-      res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(`<html><body>${body}</body></html>`);
-    };
-    if (path === '/') return html('<a href="/slow">s</a> <a href="/missing">m</a> <a href="/flaky">f</a>');
-    if (path === '/slow') return void released.then(() => html('slow'));
-    if (path === '/flaky' && hits.get(path) === 1) {
-      res.writeHead(429, { 'retry-after': '5' });
-      return void res.end();
-    }
-    if (path === '/flaky') return html('flaky');
-    res.writeHead(404);
-    res.end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    hits,
-    release,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 describe('ackcrawl serve: a run’s hosts, and a final failure sent back', () => {
-  let site: Awaited<ReturnType<typeof startSite>>;
+  let site: RetrySite;
   let serve: ServeRun;
   const dataDir = mkdtempSync(join(tmpdir(), 'ackcrawl-retry-'));
 
   before(async () => {
-    site = await startSite();
+    site = await startRetrySite();
   });
   after(async () => {
     site.release();
