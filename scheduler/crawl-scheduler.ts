@@ -426,11 +426,10 @@ export class CrawlScheduler implements RunHost {
       await this.startRun(defaultRunSpec(this.job));
     } else {
       run.update(this.job);
-      // Active before its politeness is read again: a finished run's does not count.
-      if (run.state === 'finished') run.state = 'active';
       this.runsChanged();
       const tasks = run.seedTasks(hostOfNormalized).filter((t) => seeds.includes(t.url));
       accepted = (await this.deps.frontier.push(tasks, { maxTotal: this.registry.maxTotal })).length;
+      if (run.state === 'finished') run.state = 'active';
       run.meter.restart();
       this.dispatcher.frontierChanged();
     }

@@ -124,20 +124,15 @@ export class RunControl implements Omit<RunHost, 'requeue'> {
    */
   checkFinished(): RunFinished[] {
     const now: RunFinished[] = [];
-    let flipped = false;
     for (const run of this.deps.registry.all()) {
       if (!run.started || (run.state !== 'active' && run.state !== 'finished')) continue;
       const verdict = finishVerdict(run.stats);
       if (!verdict.finished) {
-        if (run.state === 'finished') {
-          run.state = 'active';
-          flipped = true;
-        }
+        if (run.state === 'finished') run.state = 'active';
         continue;
       }
       if (run.state === 'finished') continue;
       run.state = 'finished';
-      flipped = true;
       const finished: RunFinished = {
         runId: run.runId,
         jobId: run.jobId,
@@ -152,8 +147,6 @@ export class RunControl implements Omit<RunHost, 'requeue'> {
       for (const listener of this.listeners) listener(finished);
       now.push(finished);
     }
-    // A finished run no longer counts for politeness; one active again does once more.
-    if (flipped) this.deps.runsChanged();
     return now;
   }
 }

@@ -51,21 +51,17 @@ export class RunRegistry {
   readonly maxTotal: RunLimit = (runId) => this.runs.get(runId)?.maxTotal;
 
   /**
-   * The host gate's settings: the strictest of every hosted run that may still send a request —
-   * active or paused (a paused run's hosts may still have its requests in flight, and it may
-   * resume at any time), not cancelled and not finished (a finished run has nothing left; were it
-   * counted, a run that ended hours ago would go on limiting every host of every later run).
+   * The host gate's settings: the strictest of every hosted run that is not cancelled (a paused
+   * run's hosts may still have its requests in flight, and it may resume at any time).
    */
   politeness(): PolitenessSettings {
-    return strictestPoliteness(this.sending().map((run) => run.politeness)) ?? this.fallback.politeness;
+    const live = this.all().filter((run) => run.state !== 'cancelled');
+    return strictestPoliteness(live.map((run) => run.politeness)) ?? this.fallback.politeness;
   }
 
   robots(): RobotsPolicy {
-    return strictestRobotsPolicy(this.sending().map((run) => run.robots)) ?? this.fallback.robots;
-  }
-
-  private sending(): HostedRun[] {
-    return this.all().filter((run) => run.state === 'active' || run.state === 'paused');
+    const live = this.all().filter((run) => run.state !== 'cancelled');
+    return strictestRobotsPolicy(live.map((run) => run.robots)) ?? this.fallback.robots;
   }
 
   /** Which leases need a browser (each its run's render rules), or null when no run renders. */

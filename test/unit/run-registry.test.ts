@@ -101,15 +101,13 @@ describe('the strictest politeness of several runs', () => {
     assert.equal(merged.concurrency, 2);
   });
 
-  test('the registry merges the runs that may still send (active, paused), and limits each run by its own maxPages', () => {
+  test('the registry merges the runs that are not cancelled, and limits each run by its own maxPages', () => {
     const a = hosted('a', { hostConcurrency: 1, maxPages: 10 });
     const b = hosted('b', { hostConcurrency: 4, maxPages: 0 });
     const registry = registryOf(a, b);
     assert.equal(registry.politeness().concurrency, 1);
     a.state = 'paused';
     assert.equal(registry.politeness().concurrency, 1, 'a paused run may resume: its limits stay');
-    a.state = 'finished';
-    assert.equal(registry.politeness().concurrency, 4, 'a finished run no longer limits the others');
     a.state = 'cancelled';
     assert.equal(registry.politeness().concurrency, 4, 'a cancelled run no longer counts');
     assert.equal(registry.maxTotal('a'), 10);
