@@ -1,5 +1,5 @@
 import type { RunHostState } from '../../shared/protocol/run-hosts.js';
-import type { HostPoliteness } from '../../shared/protocol/why.js';
+import { hostPolitenessView, type HostPoliteness } from '../../shared/protocol/why.js';
 import type { RecentHosts } from './recent-hosts.js';
 
 /** What the dispatcher holds of one run, by host: its tasks in flight and those buffered. */
@@ -24,20 +24,12 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 export function runHosts({ held, recent, gate, now, limit }: RunHostsInput): RunHostState[] {
   const hosts = new Set([...held.keys(), ...recent.entries().map(([host]) => host)]);
   const rows = [...hosts].map((host) => {
-    const politeness = gate.explain(host, now);
     const mine = held.get(host);
     const seen = recent.get(host);
     return {
       runInFlight: mine?.inFlight ?? 0,
       state: {
-        host,
-        inFlight: politeness.inFlight,
-        concurrency: politeness.concurrency,
-        delayMs: politeness.delayMs,
-        crawlDelayMs: politeness.crawlDelayMs,
-        nextStartAt: politeness.nextStartAt > now ? iso(politeness.nextStartAt) : null,
-        pausedUntil: iso(politeness.pausedUntil),
-        pauseReason: politeness.pauseReason,
+        ...hostPolitenessView(gate.explain(host, now), now),
         queued: mine?.queued ?? 0,
         fetched: seen?.fetched ?? 0,
         lastActiveAt: iso(seen?.lastActiveAt ?? null),

@@ -1,20 +1,11 @@
+import type { HostPolitenessView } from './why.js';
+
 /**
  * A run's busiest hosts and their politeness right now (`GET /hosts?runId=…&limit=…` on the
  * scheduler, `GET /api/v1/runs/{id}/hosts` on the master). Times are ISO strings.
  */
-export interface RunHostState {
-  host: string;
-  /** Requests to the host in flight now, of every run (what `concurrency` limits). */
-  inFlight: number;
-  concurrency: number;
-  /** The delay in force between two request starts (job or rule, raised by Crawl-delay, adaptive). */
-  delayMs: number;
-  crawlDelayMs: number | null;
-  /** When the next request may start; null: at once. */
-  nextStartAt: string | null;
-  /** Set while the host cools down (429/503) or is deferred (robots.txt unreadable). */
-  pausedUntil: string | null;
-  pauseReason: string | null;
+/** The host's politeness (its `inFlight` counts every run's requests: what `concurrency` limits), and this run's share. */
+export interface RunHostState extends HostPolitenessView {
   /** Tasks of this run the scheduler holds for the host, waiting for a crawler (the frontier keeps no per-host count). */
   queued: number;
   /** Outcomes of this run's tasks of the host while it was among the run's recent hosts (a bounded list). */

@@ -42,20 +42,39 @@ export interface WhyAnswer {
     parentUrl: string | null;
   } | null;
   /** The host's politeness right now (why it may not start a request yet). */
-  host: {
-    host: string;
-    inFlight: number;
-    concurrency: number;
-    delayMs: number;
-    crawlDelayMs: number | null;
-    nextStartAt: string | null;
-    pausedUntil: string | null;
-    pauseReason: string | null;
-  } | null;
+  host: HostPolitenessView | null;
   /** Which crawler has it, when in flight. */
   crawler: { crawlerId: string; sessionId: string; since: string } | null;
   /** What robots.txt says, when the crawl knows. */
   robots: { state: string; line: number | null; rule: string | null; until: string | null } | null;
+}
+
+/** A host's politeness as the APIs show it (why and a run's hosts): times as ISO strings. */
+export interface HostPolitenessView {
+  host: string;
+  inFlight: number;
+  concurrency: number;
+  delayMs: number;
+  crawlDelayMs: number | null;
+  /** When the next request may start; null: at once. */
+  nextStartAt: string | null;
+  pausedUntil: string | null;
+  pauseReason: string | null;
+}
+
+/** The view of the host gate's explanation at `now`. */
+export function hostPolitenessView(p: HostPoliteness, now: number): HostPolitenessView {
+  const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    host: p.host,
+    inFlight: p.inFlight,
+    concurrency: p.concurrency,
+    delayMs: p.delayMs,
+    crawlDelayMs: p.crawlDelayMs,
+    nextStartAt: p.nextStartAt > now ? iso(p.nextStartAt) : null,
+    pausedUntil: iso(p.pausedUntil),
+    pauseReason: p.pauseReason,
+  };
 }
 
 /** Why a host may not start a request now (the scheduler's host gate explains it). */

@@ -1,5 +1,5 @@
 import type { Frontier, TaskView } from '../ports/frontier.js';
-import type { HostPoliteness, Located, WhyAnswer } from '../protocol/why.js';
+import { hostPolitenessView, type HostPoliteness, type Located, type WhyAnswer } from '../protocol/why.js';
 import { DEFAULT_RUN_ID } from '../protocol/task.js';
 import { hostOfNormalized } from '../url/host-of-normalized.js';
 import { normalizeUrl } from '../url/normalize.js';
@@ -48,7 +48,7 @@ export async function explainUrl(url: string, deps: ExplainDeps): Promise<WhyAns
         until: iso(robotsView.until),
       }
     : null;
-  const politeness = deps.gate ? hostView(deps.gate.explain(host, now), now) : null;
+  const politeness = deps.gate ? hostPolitenessView(deps.gate.explain(host, now), now) : null;
   const answer = (
     state: WhyAnswer['state'],
     reason: string,
@@ -149,19 +149,6 @@ function waitReason(host: WhyAnswer['host'], robots: RobotsView | null, now: num
     return `politeness: its host's next request may start at ${host.nextStartAt} (delay ${host.delayMs} ms)`;
   }
   return null;
-}
-
-function hostView(p: HostPoliteness, now: number): NonNullable<WhyAnswer['host']> {
-  return {
-    host: p.host,
-    inFlight: p.inFlight,
-    concurrency: p.concurrency,
-    delayMs: p.delayMs,
-    crawlDelayMs: p.crawlDelayMs,
-    nextStartAt: p.nextStartAt > now ? iso(p.nextStartAt) : null,
-    pausedUntil: iso(p.pausedUntil),
-    pauseReason: p.pauseReason,
-  };
 }
 
 function viewOf(task: TaskView): WhyAnswer['task'] {
