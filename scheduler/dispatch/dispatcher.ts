@@ -77,7 +77,15 @@ export interface DispatcherOptions {
   validatorsOf?: (lease: Lease) => TaskValidators | null;
   /** Called with every batch just before it goes to its session (per-run settings go first). */
   beforeSend?: (session: CrawlerSession, tasks: readonly WireTask[]) => void;
+  /**
+   * With no crawler connected for this long (from the start, or since the last one left), the
+   * buffer goes back to the frontier and the frontier is told there is no demand (setDemand), so
+   * no work waits here that no crawler can take. 2 s unless given: a crawler's reconnect is faster.
+   */
+  idleHandBackMs?: number;
 }
+
+const DEFAULT_IDLE_HAND_BACK_MS = 2_000;
 
 /** How long tasks waiting for a render crawler are set aside when the frontier can do that. */
 const STRANDED_WAIT_MS = 60_000;
@@ -102,6 +110,9 @@ export class Dispatcher {
   private closed = false;
   private lastNoRendererWarning = 0;
   private noRendererSince: number | null = null;
+  /** No crawler for idleHandBackMs: the frontier was told there is no demand. */
+  private idle = false;
+  private idleTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: DispatcherOptions) {
     const { perHostBuffer } = options;
@@ -114,6 +125,7 @@ export class Dispatcher {
     this.hostWait = hold
       ? { waitMs: (host, now, next) => Math.max(hold.waitMs(next, now), gate.waitMs(host, now)) }
       : gate;
+    this.armIdle();
   }
 
   get inFlightCount(): number {
@@ -136,6 +148,18 @@ export class Dispatcher {
 
   addSession(session: CrawlerSession): void {
     this.sessions.set(session.id, session);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    if (this.idle) {
+      this.idle = false;
+      this.setDemand(true);
+      this.frontierEmptyUntil = 0;
+    }
+  }
+
+  /** True while no crawler has been connected for idleHandBackMs (see there). */
+  get isIdle(): boolean {
+    return this.idle;
   }
 
   /**
@@ -145,6 +169,7 @@ export class Dispatcher {
    */
   async removeSession(sessionId: string, { crashed }: { crashed: boolean }): Promise<void> {
     this.sessions.delete(sessionId);
+    if (this.sessions.size === 0) this.armIdle();
     const now = this.options.clock();
     const back: Lease[] = [];
     let struck = 0;
@@ -315,9 +340,10 @@ export class Dispatcher {
     const stranded = this.strandedHosts(needsRender);
     const usable = this.buffer.size - stranded.tasks;
     // Held back (outcomes cannot be made durable): leasing more would only fill the buffer, and on
-    // a full disk each lease fails too.
+    // a full disk each lease fails too. Idle (no crawler for a while): nothing is leased to wait here.
     if (
       allowed &&
+      !this.idle &&
       usable < this.options.bufferSize / 2 &&
       this.buffer.size < this.options.bufferSize * 2 &&
       now >= this.frontierEmptyUntil
@@ -534,11 +560,48 @@ export class Dispatcher {
     return [...this.buffer.all(), ...this.suspects.all(), ...[...this.inFlight.values()].map((f) => f.lease)];
   }
 
+  private armIdle(): void {
+    if (this.idleTimer || this.idle || this.closed) return;
+    const ms = this.options.idleHandBackMs ?? DEFAULT_IDLE_HAND_BACK_MS;
+    this.idleTimer = setTimeout(() => void this.goIdle(), ms);
+    this.idleTimer.unref();
+  }
+
+  /**
+   * No crawler for a while: the frontier stops taking work first (so what goes back is not
+   * delivered here again), then the buffer goes back. A crawler arriving meanwhile turns demand on
+   * again after this, in call order.
+   */
+  private async goIdle(): Promise<void> {
+    this.idleTimer = null;
+    if (this.closed || this.sessions.size > 0) return;
+    this.idle = true;
+    this.setDemand(false);
+    const back = [...this.buffer.drain(), ...this.suspects.drain()];
+    this.options.logger.info(
+      { handedBack: back.length },
+      'no crawler connected: handing back buffered work and taking no more until one connects',
+    );
+    try {
+      if (back.length > 0) await this.options.frontier.release(back);
+    } catch (err) {
+      // Their leases expire and the frontier hands them out again.
+      this.options.logger.warn({ err, tasks: back.length }, 'could not hand back buffered work');
+    }
+  }
+
+  private setDemand(wanted: boolean): void {
+    this.options.frontier.setDemand?.(wanted).catch((err: unknown) => {
+      this.options.logger.warn({ err, demand: wanted }, 'could not tell the frontier about crawler demand');
+    });
+  }
+
   /** Stop dispatching; hand back everything buffered or in flight. Safe to call twice. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     const back = [
       ...this.buffer.drain(),
       ...this.suspects.drain(),

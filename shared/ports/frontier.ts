@@ -64,6 +64,14 @@ export interface Frontier {
    */
   requeue?(runId: string, url: string): Promise<boolean>;
 
+  /**
+   * Optional. Whether this process has crawlers to give work to. False: a frontier that prefetches
+   * from a broker stops taking deliveries and hands back what it holds (no lease is cut short), so
+   * another scheduler's crawlers get that work; true takes deliveries again. Leasing still works
+   * either way, from what is held. Starts true. Adapters that hold nothing ahead of `lease` omit it.
+   */
+  setDemand?(wanted: boolean): Promise<void>;
+
   /** Counters of one run, or of every run together when `runId` is omitted. */
   stats(runId?: string): Promise<FrontierStats>;
 

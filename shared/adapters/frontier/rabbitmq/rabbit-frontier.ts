@@ -47,6 +47,10 @@ export interface RabbitFrontier extends Frontier {
   readonly duplicatesDropped: number;
   /** Deliveries set aside so far because their host had to wait (see LeaseOptions.hostWaitMs). */
   readonly setAsideCount: number;
+  /** Unacked deliveries held now: buffered, leased, being settled or set aside. */
+  readonly heldDeliveries: number;
+  /** False while setDemand(false) holds: no run's queues are consumed. */
+  readonly demanded: boolean;
 }
 
 /** A host that can take its task within this long keeps it in the window. */
@@ -115,6 +119,8 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private readonly requeueing = new Set<string>();
   /** lease() calls waiting for the next delivery (see catchUp). */
   private arrivalWaiters: (() => void)[] = [];
+  /** See setDemand: while false, no run's queues are consumed. */
+  private demand = true;
 
   constructor(options: RabbitFrontierOptions) {
     const opts = (this.opts = resolveOptions(options));
@@ -175,6 +181,14 @@ class RabbitFrontierImpl implements RabbitFrontier {
 
   get duplicatesDropped(): number {
     return this.intake.duplicates;
+  }
+
+  get heldDeliveries(): number {
+    return this.book.held;
+  }
+
+  get demanded(): boolean {
+    return this.demand;
   }
 
   get setAsideCount(): number {
@@ -458,6 +472,29 @@ class RabbitFrontierImpl implements RabbitFrontier {
     });
   }
 
+  /**
+   * No crawler to feed (false): cancels every run's consumers and hands back what is buffered, so
+   * the broker gives it to other schedulers; leases out live on. True consumes the active runs again.
+   */
+  async setDemand(wanted: boolean): Promise<void> {
+    this.assertOpen();
+    await this.exclusive('setDemand', async () => {
+      if (this.demand === wanted) return;
+      this.demand = wanted;
+      const link = this.link.current;
+      if (link === null) return;
+      for (const run of this.ledger.runs()) {
+        if (run.state === 'cancelled') continue;
+        if (wanted) await this.ensureRunQueues(link, run.runId);
+        else await this.stopConsuming(link, run.runId);
+      }
+      this.log.info(
+        { demand: wanted },
+        wanted ? 'crawlers are here: consuming the runs again' : 'no crawlers: holding no deliveries',
+      );
+    });
+  }
+
   async resumeRun(runId: string): Promise<void> {
     this.assertOpen();
     assertRunId(runId);
@@ -564,7 +601,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
       declared.catch(() => runs.declared.delete(runId));
     }
     return declared.then(async () => {
-      if (this.ledger.stateOf(runId) === 'active' && !runs.consuming.has(runId)) {
+      if (this.demand && this.ledger.stateOf(runId) === 'active' && !runs.consuming.has(runId)) {
         const tags = this.consumeRun(link, runId);
         runs.consuming.set(runId, tags);
         tags.catch(() => runs.consuming.delete(runId));
