@@ -7,7 +7,25 @@ import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../shared/lifecycle/drain.js';
 
 /** Crawler process settings (ACKCRAWL_<KEY>); fetch limits come from the scheduler's welcome. */
 export const crawlerConfigSchema = z.object({
-  schedulerUrl: z.string().url().default('ws://127.0.0.1:8700/crawlers'),
+  /**
+   * The scheduler to take work from, or several (a list: spaces or commas): one session each, the
+   * concurrency split among them (scheduler-shares.ts), so a crawler serves any scheduler of a
+   * sharded crawl.
+   */
+  schedulerUrl: field
+    .list()
+    .pipe(
+      z
+        .array(
+          z
+            .string()
+            .url()
+            .regex(/^wss?:\/\//, 'a ws:// or wss:// URL'),
+        )
+        .min(1)
+        .refine((urls) => new Set(urls).size === urls.length, 'each scheduler once'),
+    )
+    .default(['ws://127.0.0.1:8700/crawlers']),
   /** For a wss:// scheduler: the CA file trusted besides the system's (docs/tls.md). */
   ...tlsClientShape,
   /** The scheduler's token; absent: the one in `<dataDir>/token` (a scheduler on this machine). */

@@ -17,6 +17,7 @@ import type { Renderer } from './render/renderer.js';
 import { createFetcherFactory } from './fetch/fetcher-factory.js';
 import { DEFAULT_SITEMAP_LIMITS, processTask } from './page/process-task.js';
 import { SchedulerClient } from './scheduler-client.js';
+import { concurrencyShares } from './scheduler-shares.js';
 
 /** Composition root of one crawler process. */
 export async function main(env: Record<string, string | undefined> = process.env): Promise<void> {
@@ -31,46 +32,56 @@ export async function main(env: Record<string, string | undefined> = process.env
   const fetcherFor = createFetcherFactory({ maxSockets: config.concurrency * 2, logger });
   const renderer = config.canRender ? await createRenderer(config, logger) : null;
   const stats = new AgentStats();
-  const client = new SchedulerClient({
-    url: config.schedulerUrl,
-    token,
-    ca: readTlsCa(config),
-    crawlerId: config.crawlerId,
-    // A render crawler takes no more tasks than it can render at once: a task must not wait for
-    // a browser page longer than the scheduler waits for its outcome.
-    concurrency: renderer ? Math.min(config.concurrency, config.renderConcurrency) : config.concurrency,
-    ...(renderer ? { capabilities: [RENDER_CAPABILITY] } : {}),
-    logger,
-    work: (task, settings, started) =>
-      stats.track<Buffer | string>(() =>
-        task.kind === 'robots'
-          ? fetchRobots(task, fetcherFor(settings))
-          : processTask(task, {
-              onFailure: () => stats.failed(),
-              fetcher: fetcherFor(settings),
-              ...(renderer ? { render: (url: string) => renderer.render(url, settings) } : {}),
-              crawlerId: config.crawlerId,
-              maxFrameBytes: outcomeFrameLimit(settings),
-              linkLimits: { maxUrlLength: settings.maxUrlLength, maxLinksPerPage: settings.maxLinksPerPage },
-              defaultCharset: settings.defaultCharset,
-              ...(task.reportStart ? { onRequestSent: started } : {}),
-              sitemap: {
-                maxUrls: settings.sitemapMaxUrls ?? DEFAULT_SITEMAP_LIMITS.maxUrls,
-                maxBytes: settings.sitemapMaxBytes ?? DEFAULT_SITEMAP_LIMITS.maxBytes,
-              },
-            }),
-      ),
-    failed: (task, err) => {
-      stats.failed();
-      return task.kind === 'robots' ? robotsFailure(task, err) : failureOutcome(task, err, config.crawlerId);
-    },
-    onFatal: (code, message) => {
-      logger.fatal({ code, message }, 'refused by the scheduler; exiting');
-      process.exit(3);
-    },
-  });
+  // A render crawler takes no more tasks than it can render at once: a task must not wait for a
+  // browser page longer than the scheduler waits for its outcome.
+  const concurrency = renderer ? Math.min(config.concurrency, config.renderConcurrency) : config.concurrency;
+  const shares = concurrencyShares(concurrency, config.schedulerUrl.length);
+  const clients = config.schedulerUrl.map(
+    (url, i) =>
+      new SchedulerClient({
+        url,
+        token,
+        ca: readTlsCa(config),
+        crawlerId: config.crawlerId,
+        concurrency: shares[i] as number,
+        ...(renderer ? { capabilities: [RENDER_CAPABILITY] } : {}),
+        logger: config.schedulerUrl.length > 1 ? logger.child({ scheduler: url }) : logger,
+        work: (task, settings, started) =>
+          stats.track<Buffer | string>(() =>
+            task.kind === 'robots'
+              ? fetchRobots(task, fetcherFor(settings))
+              : processTask(task, {
+                  onFailure: () => stats.failed(),
+                  fetcher: fetcherFor(settings),
+                  ...(renderer ? { render: (url: string) => renderer.render(url, settings) } : {}),
+                  crawlerId: config.crawlerId,
+                  maxFrameBytes: outcomeFrameLimit(settings),
+                  linkLimits: {
+                    maxUrlLength: settings.maxUrlLength,
+                    maxLinksPerPage: settings.maxLinksPerPage,
+                  },
+                  defaultCharset: settings.defaultCharset,
+                  ...(task.reportStart ? { onRequestSent: started } : {}),
+                  sitemap: {
+                    maxUrls: settings.sitemapMaxUrls ?? DEFAULT_SITEMAP_LIMITS.maxUrls,
+                    maxBytes: settings.sitemapMaxBytes ?? DEFAULT_SITEMAP_LIMITS.maxBytes,
+                  },
+                }),
+          ),
+        failed: (task, err) => {
+          stats.failed();
+          return task.kind === 'robots'
+            ? robotsFailure(task, err)
+            : failureOutcome(task, err, config.crawlerId);
+        },
+        onFatal: (code, message) => {
+          logger.fatal({ code, message }, 'refused by the scheduler; exiting');
+          process.exit(3);
+        },
+      }),
+  );
   const close = async (): Promise<void> => {
-    await client.close(config.drainTimeoutMs);
+    await Promise.all(clients.map((client) => client.close(config.drainTimeoutMs)));
     stats.close();
     await renderer?.close();
   };
@@ -87,7 +98,7 @@ export async function main(env: Record<string, string | undefined> = process.env
       );
     }
   }, 1000).unref();
-  client.start();
+  for (const client of clients) client.start();
   stats.start();
 }
 

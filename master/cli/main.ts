@@ -38,7 +38,9 @@ async function crawl(seeds: string[], raw: RawCrawlOptions & { cluster?: boolean
   const onProgress = (p: Record<string, number>): void => display.update(p as never);
   if (raw.cluster) {
     const target = {
-      schedulerUrl: process.env.ACKCRAWL_SCHEDULER_URL ?? 'ws://127.0.0.1:8700/crawlers',
+      // A crawler's list of schedulers (spaces or commas): the crawl goes to the first.
+      schedulerUrl:
+        process.env.ACKCRAWL_SCHEDULER_URL?.split(/[\s,]+/).find(Boolean) ?? 'ws://127.0.0.1:8700/crawlers',
       token: clientToken(process.env.ACKCRAWL_TOKEN, process.env.ACKCRAWL_DATA_DIR || DEFAULT_DATA_DIR),
     };
     const { summary, output } = await runClusterCrawl(plan, target, { onProgress });
