@@ -5,7 +5,7 @@ import type { RunCounters } from '../../shared/ports/sql-store.js';
 import type { FetchSettings } from '../../shared/protocol/messages.js';
 import type { NewTask } from '../../shared/protocol/task.js';
 import { taskLevel, type RunPriority } from '../../shared/protocol/task-priority.js';
-import { createScope } from '../../shared/url/scope.js';
+import { createScope, scopeHostPatterns } from '../../shared/url/scope.js';
 import { renderPredicate, type RenderPredicate } from '../dispatch/render-rule.js';
 import { createLinkFilter } from '../outcomes/link-filter.js';
 import { politenessOf, type PolitenessSettings } from '../politeness/politeness-settings.js';
@@ -77,6 +77,7 @@ export class HostedRun {
       }),
       needsRender: renderPredicate(settings),
       politeness: politenessOf(settings),
+      scopeHosts: scopeHostPatterns(settings.scope, settings.seeds),
       robots: robotsPolicy(settings),
     };
   }
@@ -92,6 +93,10 @@ export class HostedRun {
   }
   get politeness(): PolitenessSettings {
     return this.current.politeness;
+  }
+  /** The host patterns the run's scope reaches, or null for any host (see strictestPoliteness). */
+  get scopeHosts(): readonly string[] | null {
+    return this.current.scopeHosts;
   }
   get robots(): RobotsPolicy {
     return this.current.robots;
@@ -150,5 +155,6 @@ interface Derived {
   linkFilter: ReturnType<typeof createLinkFilter>;
   needsRender: RenderPredicate | null;
   politeness: PolitenessSettings;
+  scopeHosts: readonly string[] | null;
   robots: RobotsPolicy;
 }

@@ -56,7 +56,10 @@ export class RunRegistry {
    */
   politeness(): PolitenessSettings {
     const live = this.all().filter((run) => run.state !== 'cancelled');
-    return strictestPoliteness(live.map((run) => run.politeness)) ?? this.fallback.politeness;
+    return (
+      strictestPoliteness(live.map((run) => ({ politeness: run.politeness, hosts: run.scopeHosts }))) ??
+      this.fallback.politeness
+    );
   }
 
   robots(): RobotsPolicy {

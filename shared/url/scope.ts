@@ -92,3 +92,16 @@ function parseHttp(url: string): URL | null {
   }
   return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed : null;
 }
+
+/**
+ * The hosts a scope can reach, as host patterns (shared/url/host-patterns.ts): in `host` mode the
+ * seeds' host keys, in `domain` mode each seed's registrable domain and its subdomains; null in
+ * `any` mode (every host). For politeness that applies only where a run can go.
+ */
+export function scopeHostPatterns(mode: ScopeMode, seedUrls: readonly string[]): string[] | null {
+  if (mode === 'any' || seedUrls.length === 0) return null;
+  const seeds = seedUrls.map((seed) => new URL(normalizeUrl(seed)));
+  if (mode === 'host') return [...new Set(seeds.map((seed) => hostKey(seed).toLowerCase()))];
+  const domains = new Set(seeds.map((seed) => registrableDomain(stripTrailingDot(seed.hostname))));
+  return [...domains].flatMap((domain) => [domain, `*.${domain}`]);
+}

@@ -2,13 +2,17 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Dispatcher } from '../../scheduler/dispatch/dispatcher.js';
 import { HostGate } from '../../scheduler/politeness/host-gate.js';
-import { DEFAULT_POLITENESS, politenessOf } from '../../scheduler/politeness/politeness-settings.js';
+import {
+  DEFAULT_POLITENESS,
+  politenessOf,
+  type PolitenessSettings,
+} from '../../scheduler/politeness/politeness-settings.js';
 import { robotsPolicy } from '../../scheduler/robots/robots-settings.js';
 import { HostedRun } from '../../scheduler/runs/hosted-run.js';
 import { RunFetchFeed } from '../../scheduler/runs/run-fetch-feed.js';
 import { finishVerdict } from '../../scheduler/runs/run-finish.js';
 import { RunRegistry } from '../../scheduler/runs/run-registry.js';
-import { strictestPoliteness } from '../../scheduler/runs/strictest-politeness.js';
+import { strictestPoliteness, type RunPoliteness } from '../../scheduler/runs/strictest-politeness.js';
 import { parseCrawlSettings, type CrawlSettings } from '../../shared/crawl-settings/index.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { Frontier, FrontierStats } from '../../shared/ports/frontier.js';
@@ -57,18 +61,21 @@ const stats = (more: Partial<FrontierStats>): FrontierStats => ({
   ...more,
 });
 
+/** A run that may go to any host (scope `any`). */
+const anywhere = (politeness: PolitenessSettings): RunPoliteness => ({ politeness, hosts: null });
+
 describe('the strictest politeness of several runs', () => {
   test('lowest concurrency, longest delay, adaptive if any, longest cool-downs', () => {
     const a = politenessOf(settings({ hostConcurrency: 4, hostDelayMs: 100, maxCooldownMs: 1_000 }));
     const b = politenessOf(settings({ hostConcurrency: 2, hostDelayMs: 50, adaptiveDelay: true }));
-    const merged = strictestPoliteness([a, b]);
+    const merged = strictestPoliteness([anywhere(a), anywhere(b)]);
     assert.ok(merged);
     assert.equal(merged.concurrency, 2);
     assert.equal(merged.delayMs, 100);
     assert.equal(merged.adaptiveDelay, true);
     assert.equal(merged.maxCooldownMs, Math.max(a.maxCooldownMs, b.maxCooldownMs));
     assert.equal(strictestPoliteness([]), null);
-    assert.equal(strictestPoliteness([a]), a, 'one run: its own');
+    assert.equal(strictestPoliteness([anywhere(a)]), a, 'one run: its own');
   });
 
   test("host rules merge pattern by pattern, against each run's own rule or default for that host", () => {
@@ -85,7 +92,7 @@ describe('the strictest politeness of several runs', () => {
     const wild = politenessOf(
       settings({ hostConcurrency: 5, hostDelayMs: 0, hostRules: [{ host: 'x.shop.test', concurrency: 4 }] }),
     );
-    const merged = strictestPoliteness([fast, slow, wild]);
+    const merged = strictestPoliteness([fast, slow, wild].map(anywhere));
     assert.ok(merged);
     const rule = (host: string) => merged.hostRules.find((r) => r.host === host);
     // cdn.test: 8 for `fast`, but `slow` and `wild` have no rule: their defaults, 3 and 5, with 200 ms.
@@ -99,6 +106,65 @@ describe('the strictest politeness of several runs', () => {
     });
     assert.equal(rule('*.shop.test')?.concurrency, 1);
     assert.equal(merged.concurrency, 2);
+  });
+
+  test("a run limited to its seeds' hosts sets the politeness of those hosts only", () => {
+    const polite = hosted('polite', {
+      seeds: ['https://slow.test/'],
+      scope: 'host',
+      hostConcurrency: 1,
+      hostDelayMs: 2_000,
+    });
+    const other = hosted('other', {
+      seeds: ['https://b.test:8080/'],
+      scope: 'host',
+      hostConcurrency: 6,
+      hostDelayMs: 0,
+    });
+    const wide = hosted('wide', {
+      seeds: ['https://c.test/'],
+      scope: 'any',
+      hostConcurrency: 4,
+      hostDelayMs: 100,
+    });
+    const gate = (registry: RunRegistry, host: string) => {
+      const merged = registry.politeness();
+      const rule = merged.hostRules.find((r) => r.host === host);
+      return {
+        concurrency: rule?.concurrency ?? merged.concurrency,
+        delayMs: rule?.delayMs ?? merged.delayMs,
+      };
+    };
+    // Two host-limited runs: each host gets its own run's settings, not the other's.
+    const two = registryOf(polite, other);
+    assert.deepEqual(gate(two, 'slow.test'), { concurrency: 1, delayMs: 2_000 });
+    assert.deepEqual(gate(two, 'b.test:8080'), { concurrency: 6, delayMs: 0 });
+    // A host neither names: the strictest of all, as before.
+    assert.deepEqual(gate(two, 'elsewhere.test'), { concurrency: 1, delayMs: 2_000 });
+    // With a run that may go anywhere: every other host gets its defaults, and its say on the
+    // limited runs' hosts too (it may reach them), the strictest winning.
+    const three = registryOf(polite, other, wide);
+    assert.deepEqual(gate(three, 'elsewhere.test'), { concurrency: 4, delayMs: 100 });
+    assert.deepEqual(gate(three, 'slow.test'), { concurrency: 1, delayMs: 2_000 });
+    assert.deepEqual(gate(three, 'b.test:8080'), { concurrency: 4, delayMs: 100 });
+    // Two runs on one host share its one limit.
+    const same = hosted('same', {
+      seeds: ['https://slow.test/x'],
+      scope: 'host',
+      hostConcurrency: 3,
+      hostDelayMs: 0,
+    });
+    assert.deepEqual(gate(registryOf(polite, same), 'slow.test'), { concurrency: 1, delayMs: 2_000 });
+    // Domain scope: the registrable domain and its subdomains.
+    const domain = hosted('domain', {
+      seeds: ['https://www.shop.test/'],
+      scope: 'domain',
+      hostConcurrency: 2,
+      hostDelayMs: 500,
+    });
+    const withDomain = registryOf(domain, other);
+    assert.equal(withDomain.politeness().hostRules.find((r) => r.host === '*.shop.test')?.concurrency, 2);
+    assert.equal(withDomain.politeness().hostRules.find((r) => r.host === 'shop.test')?.delayMs, 500);
   });
 
   test('the registry merges the runs that are not cancelled, and limits each run by its own maxPages', () => {
