@@ -1,5 +1,5 @@
 import { loadConfig } from '../../shared/config/load.js';
-import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
+import { createMinioBlobStore } from '../../shared/config/minio-store.js';
 import { readTlsCa } from '../../shared/config/tls.js';
 import { ConfigError } from '../../shared/errors.js';
 import { createLogger } from '../../shared/logger.js';

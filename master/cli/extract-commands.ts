@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidInputError } from '../../shared/errors.js';
-import { cleanSavedPage } from '../extract/clean-saved-page.js';
 import type { CleanedPage } from '../extract/cleaned-page.js';
 
 /** What `extract-file --json` prints: the columns a results row gets from the page. */
@@ -65,8 +64,11 @@ export function registerExtractCommands(program: Command, fail: (err: unknown) =
     .argument('<file.html>', 'the page as fetched (its bytes: the charset is found as the crawler finds it)')
     .option('--url <url>', 'the URL it was fetched from (resolves a relative canonical link)')
     .option('--json', 'print JSON')
-    .action((file: string, options: { url?: string; json?: boolean }) => {
+    .action(async (file: string, options: { url?: string; json?: boolean }) => {
       try {
+        // Loaded here: the DOM, Readability and the language models take ~65 MB, which no other
+        // command (a crawl's parent process above all) should carry.
+        const { cleanSavedPage } = await import('../extract/clean-saved-page.js');
         const url = checkedUrl(options.url);
         let bytes: Buffer;
         try {

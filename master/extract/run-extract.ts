@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createKafkaClient } from '../../shared/adapters/page-sink/kafka-client.js';
 import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
-import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
+import { createMinioBlobStore } from '../../shared/config/minio-store.js';
 import { defaultSqlStoreUrl } from '../../shared/config/sql-settings.js';
 import { kafkaSsl, readTlsCa } from '../../shared/config/tls.js';
 import type { Logger } from '../../shared/logger.js';

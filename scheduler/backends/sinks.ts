@@ -1,7 +1,5 @@
 import { resolve } from 'node:path';
 import { FileSink } from '../../shared/adapters/page-sink/file-sink.js';
-import { createKafkaSink } from '../../shared/config/kafka-settings.js';
-import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
 import { readTlsCa } from '../../shared/config/tls.js';
 import type { Logger } from '../../shared/logger.js';
 import type { PageSink } from '../../shared/ports/page-sink.js';
@@ -41,6 +39,11 @@ export async function openSink(
     });
     return { sink, output: `file:${resolve(config.outDir)}`, close: () => sink.close() };
   }
+  // Loaded only here: an embedded scheduler (record files) never carries kafkajs or minio.
+  const [{ createKafkaSink }, { createMinioBlobStore }] = await Promise.all([
+    import('../../shared/config/kafka-sink-factory.js'),
+    import('../../shared/config/minio-store.js'),
+  ]);
   const ca = readTlsCa(config);
   const blobStore = createMinioBlobStore(config, ca);
   const sink = createKafkaSink(config, {

@@ -1,17 +1,13 @@
 import { z } from 'zod';
 import { field } from './load.js';
-import { KafkaSink } from '../adapters/page-sink/kafka-sink.js';
-import type { Logger } from '../logger.js';
-import { kafkaSsl } from './tls.js';
-import type { BlobStore } from '../ports/blob-store.js';
 
 /**
  * The Kafka page stream in the distributed setup. Each key is also an environment variable:
  * `kafkaBrokers` → ACKCRAWL_KAFKA_BROKERS (a list: spaces or commas). Defaults point at the Kafka
  * that scripts/services.sh starts. Role schemas spread these fields:
- * `z.object({ ...kafkaSettingsSchema.shape })`.
+ * `z.object({ ...kafkaSettingsSchema.shape })`. The sink itself is made by kafka-sink-factory.ts, so
+ * reading the settings never loads kafkajs.
  */
-import type { PublishTimer } from '../metrics/publish-latency.js';
 export const kafkaSettingsSchema = z.object({
   kafkaBrokers: field
     .list()
@@ -33,29 +29,3 @@ export const kafkaSettingsSchema = z.object({
 });
 
 export type KafkaSettings = z.infer<typeof kafkaSettingsSchema>;
-
-export interface KafkaSinkDeps {
-  logger: Logger;
-  /** Where large bodies go; owned (and closed) by the caller. */
-  blobStore: BlobStore;
-  /** CAs trusted with kafkaTls (shared/config/tls.ts readTlsCa); absent: the system's. */
-  ca?: readonly string[] | undefined;
-  /** Times each producer send (shared/metrics/publish-latency.ts); absent: not timed. */
-  publishTimer?: PublishTimer;
-}
-
-export function createKafkaSink(settings: KafkaSettings, deps: KafkaSinkDeps): KafkaSink {
-  return new KafkaSink({
-    brokers: settings.kafkaBrokers,
-    topic: settings.kafkaTopic,
-    clientId: settings.kafkaClientId,
-    partitions: settings.kafkaPartitions,
-    replicationFactor: settings.kafkaReplicationFactor,
-    bodyThresholdBytes: settings.kafkaBodyThresholdBytes,
-    writeTimeoutMs: settings.kafkaWriteTimeoutMs,
-    ssl: kafkaSsl(settings.kafkaTls, deps.ca),
-    blobStore: deps.blobStore,
-    logger: deps.logger,
-    ...(deps.publishTimer ? { publishTimer: deps.publishTimer } : {}),
-  });
-}

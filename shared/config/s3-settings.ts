@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { field } from './load.js';
-import { MinioBlobStore } from '../adapters/blob-store/minio-blob-store.js';
 
 /**
  * Where large bodies and raw archives go in the distributed setup (MinIO or any S3). Each key is
  * also an environment variable: `s3Endpoint` → ACKCRAWL_S3_ENDPOINT. Defaults point at the MinIO
  * that scripts/services.sh starts. Role schemas spread these fields: `z.object({ ...s3SettingsSchema.shape })`.
+ * The store itself is made by minio-store.ts, so reading the settings never loads the minio client.
  */
 export const s3SettingsSchema = z.object({
   s3Endpoint: z
@@ -26,16 +26,3 @@ export const s3SettingsSchema = z.object({
 });
 
 export type S3Settings = z.infer<typeof s3SettingsSchema>;
-
-/** `ca`: the CAs trusted for an https endpoint (shared/config/tls.ts readTlsCa). */
-export function createMinioBlobStore(settings: S3Settings, ca?: readonly string[]): MinioBlobStore {
-  return new MinioBlobStore({
-    endpoint: settings.s3Endpoint,
-    accessKey: settings.s3AccessKey,
-    secretKey: settings.s3SecretKey,
-    bucket: settings.s3Bucket,
-    region: settings.s3Region,
-    requestTimeoutMs: settings.s3RequestTimeoutMs,
-    ca,
-  });
-}

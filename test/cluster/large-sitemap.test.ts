@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { restoreClaimChecks } from '../../shared/adapters/page-sink/claim-check-restore.js';
-import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
+import { createMinioBlobStore } from '../../shared/config/minio-store.js';
 import { storedPageRecordSchema, type StoredPageRecord } from '../../shared/protocol/page-record.js';
 import { startLargeSitemapSite, type LargeSitemapSite } from '../fixtures/large-sitemap-site.js';
 import { startCli } from '../helpers/cli.js';

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { KafkaSink, type KafkaSinkOptions } from '../../shared/adapters/page-sink/kafka-sink.js';
-import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
+import { createMinioBlobStore } from '../../shared/config/minio-store.js';
 import { restoreClaimChecks } from '../../shared/adapters/page-sink/claim-check-restore.js';
 import { pino } from 'pino';
 import { silentLogger } from '../../shared/logger.js';

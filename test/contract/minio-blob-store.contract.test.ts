@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MinioBlobStore } from '../../shared/adapters/blob-store/minio-blob-store.js';
-import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
+import { createMinioBlobStore } from '../../shared/config/minio-store.js';
 import { rawMinioClient, removeBucket, testBucketName } from '../helpers/minio-bucket.js';
 import { requireMinio, s3Settings } from '../helpers/services.js';
 import { blobStoreContract } from './blob-store.contract.js';

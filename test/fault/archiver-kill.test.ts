@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { KafkaSink } from '../../shared/adapters/page-sink/kafka-sink.js';
-import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
+import { createMinioBlobStore } from '../../shared/config/minio-store.js';
 import { silentLogger } from '../../shared/logger.js';
 import { pageRecord, sinkRecord } from '../contract/page-sink.contract.js';
 import {

@@ -6,7 +6,7 @@ import { archiveName } from '../../client/archiver/archive-batch.js';
 import { createArchiver, type Archiver, type ArchiverDeps } from '../../client/archiver/archiver.js';
 import { archiverConfigSchema } from '../../client/archiver/config.js';
 import { KafkaSink } from '../../shared/adapters/page-sink/kafka-sink.js';
-import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
+import { createMinioBlobStore } from '../../shared/config/minio-store.js';
 import { StorageError } from '../../shared/errors.js';
 import { silentLogger } from '../../shared/logger.js';
 import { archiveKey, type BlobStore } from '../../shared/ports/blob-store.js';

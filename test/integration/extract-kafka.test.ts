@@ -5,7 +5,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { KafkaSink } from '../../shared/adapters/page-sink/kafka-sink.js';
 import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
 import { loadConfig } from '../../shared/config/load.js';
-import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
+import { createMinioBlobStore } from '../../shared/config/minio-store.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { ExtractFailureRow, ResultRow, SqlStore } from '../../shared/ports/sql-store.js';
 import type { PageRecord } from '../../shared/protocol/page-record.js';

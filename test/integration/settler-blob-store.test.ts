@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
 import { KafkaSink } from '../../shared/adapters/page-sink/kafka-sink.js';
-import { createMinioBlobStore } from '../../shared/config/s3-settings.js';
+import { createMinioBlobStore } from '../../shared/config/minio-store.js';
 import type { BlobStore } from '../../shared/ports/blob-store.js';
 import type { PageRecord } from '../../shared/protocol/page-record.js';
 import { Settler } from '../../scheduler/outcomes/settler.js';

@@ -5,9 +5,7 @@ import { POSTGRES_STATEMENTS, SQLITE_STATEMENTS } from './ansi-statements.js';
 import type { SqlDriver } from './driver.js';
 import { toSqlError } from './errors.js';
 import type { Migration } from './migrations.js';
-import { MssqlDriver } from './mssql-driver.js';
 import { MSSQL_STATEMENTS } from './mssql-statements.js';
-import { PostgresDriver } from './postgres-driver.js';
 import { SqliteDriver } from './sqlite-driver.js';
 import { classifySqliteError } from './sqlite-errors.js';
 import { DriverSqlStore } from './sql-store.js';
@@ -28,7 +26,11 @@ export interface OpenSqlStoreOptions {
   migrations?: readonly Migration[];
 }
 
-function driverFor(target: SqlTarget, options: OpenSqlStoreOptions, logger: Logger): [SqlDriver, Statements] {
+async function driverFor(
+  target: SqlTarget,
+  options: OpenSqlStoreOptions,
+  logger: Logger,
+): Promise<[SqlDriver, Statements]> {
   switch (target.dialect) {
     case 'sqlite':
       try {
@@ -42,10 +44,16 @@ function driverFor(target: SqlTarget, options: OpenSqlStoreOptions, logger: Logg
       } catch (err) {
         throw toSqlError('sqlite', 'open', err, classifySqliteError);
       }
-    case 'postgres':
+    // The server drivers are loaded for their dialect only: pg and mssql (tedious) cost tens of MB
+    // of memory in every process that opens SQLite.
+    case 'postgres': {
+      const { PostgresDriver } = await import('./postgres-driver.js');
       return [new PostgresDriver(target.config, logger), POSTGRES_STATEMENTS];
-    case 'mssql':
+    }
+    case 'mssql': {
+      const { MssqlDriver } = await import('./mssql-driver.js');
       return [new MssqlDriver(target.config, logger), MSSQL_STATEMENTS];
+    }
   }
 }
 
@@ -59,7 +67,7 @@ export async function openSqlStore(url: string, options: OpenSqlStoreOptions = {
     ...(options.caFile === undefined ? {} : { caFile: options.caFile }),
     ...(options.poolMax === undefined ? {} : { poolMax: options.poolMax }),
   });
-  const [driver, statements] = driverFor(target, options, logger);
+  const [driver, statements] = await driverFor(target, options, logger);
   const store = new DriverSqlStore(driver, statements, {
     ...(options.now ? { now: options.now } : {}),
     ...(options.migrations ? { migrations: options.migrations } : {}),
