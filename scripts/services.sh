@@ -984,6 +984,11 @@ cmd_cluster_down() {
   lock
   local s name pid
   for s in "${SELECTED[@]}"; do
+    if [[ $s == kafka ]]; then
+      # together: a KRaft broker stopped last waits for a controller quorum that is gone
+      stop_together $(cluster_nodes kafka)
+      continue
+    fi
     # the last node first: the first one, which the others joined, stops last
     for name in $(cluster_nodes "$s" | sort -r); do
       if pid="$(svc_pid "$name")"; then
@@ -994,6 +999,27 @@ cmd_cluster_down() {
       fi
       rm -f "$(pidfile "$name")"
     done
+  done
+}
+
+# stop_together NAME...: SIGTERM to every one at once, then as stop_pid for each
+stop_together() {
+  local name pid names=() pids=()
+  for name in "$@"; do
+    if pid="$(svc_pid "$name")"; then
+      kill -TERM "$pid" 2>/dev/null || true
+      names+=("$name")
+      pids+=("$pid")
+    else
+      printf '%-11s not running\n' "$name"
+      rm -f "$(pidfile "$name")"
+    fi
+  done
+  local i
+  for i in "${!names[@]}"; do
+    stop_pid "${names[i]}" "${pids[i]}" TERM
+    printf '%-11s stopped\n' "${names[i]}"
+    rm -f "$(pidfile "${names[i]}")"
   done
 }
 
