@@ -3,6 +3,7 @@ import { before, describe, test } from 'node:test';
 import kafkajs from 'kafkajs';
 import { brokerClusters, KAFKA_CLUSTER_BROKERS, type ClusterNode } from '../helpers/service-control.js';
 import { topicConfig } from '../helpers/kafka-topic.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { crawlThroughFault, PAGES } from './fault-kit.js';
 
 /** The page topic's partitions: leader and replicas (broker ids, which are the nodes' numbers). */
@@ -51,8 +52,19 @@ describe(`a ${PAGES}-page cluster crawl on 3 Kafka brokers (replication factor 3
         );
         const node = `kafka-${leader}` as ClusterNode;
         const pid = await brokerClusters.pid(node);
+        const killedAt = Date.now();
         process.kill(pid, 'SIGKILL');
-        return `broker ${leader} (pid ${pid}, leader of ${led} of ${parts.length} partitions) killed`;
+        // The controllers fence the dead broker and its partitions get leaders among the two left.
+        await waitFor(async () => (await partitions(cluster.topic)).every((p) => p.leader !== leader), {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+          message: `every partition led by a broker other than ${leader}`,
+        });
+        const movedMs = Date.now() - killedAt;
+        return (
+          `broker ${leader} (pid ${pid}, leader of ${led} of ${parts.length} partitions) killed, ` +
+          `its partitions led by others ${(movedMs / 1000).toFixed(1)} s later`
+        );
       },
       () => brokerClusters.up('kafka'),
     );
