@@ -48,7 +48,7 @@
 #     .services/postgres/run (peer auth). An apt-started cluster on 5432 is stopped with
 #     pg_ctlcluster; a system rabbitmq-server on 5672 with `service ... stop`.
 #   - Env overrides: SERVICES_UP_TIMEOUT (180 s per service), SERVICES_STOP_TIMEOUT (60 s),
-#     KAFKA_VERSION, KAFKA_HEAP, MINIO_VERSION.
+#     KAFKA_VERSION, KAFKA_HEAP, KAFKA_CLUSTER_HEAP (the cluster brokers, -Xmx384m), MINIO_VERSION.
 set -euo pipefail
 
 KAFKA_VERSION="${KAFKA_VERSION:-3.9.2}"
