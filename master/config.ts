@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { field } from '../shared/config/load.js';
+import { amqpUrlsSchema } from '../shared/config/amqp-connect.js';
 import { sqlSettingsSchema } from '../shared/config/sql-settings.js';
 import { checkTlsPair, tlsClientShape, tlsListenerShape } from '../shared/config/tls.js';
 import { hostPatternSchema } from '../shared/url/host-patterns.js';
@@ -32,10 +33,8 @@ export const masterConfigSchema = z
     agentSweepMs: field.int(100).default(1_000),
     /** How commands reach schedulers: a RabbitMQ fanout exchange, or nowhere but this process. */
     runControl: z.enum(['rabbitmq', 'local']).default('rabbitmq'),
-    amqpUrl: z
-      .string()
-      .regex(/^amqps?:\/\//, 'an amqp:// or amqps:// URL')
-      .default('amqp://guest:guest@127.0.0.1:5672'),
+    /** RabbitMQ: one URL, or the nodes of a cluster (spaces or commas), tried in turn. */
+    amqpUrl: amqpUrlsSchema,
     runControlExchange: z
       .string()
       .regex(/^[A-Za-z0-9._-]{1,200}$/)

@@ -14,6 +14,7 @@ import { defaultSqlStoreUrl } from '../shared/config/sql-settings.js';
 import { openSqlStore } from '../shared/adapters/sql-store/open.js';
 import { createLocalRunControl } from '../shared/adapters/run-control/local-run-control.js';
 import { openRabbitRunControl } from '../shared/adapters/run-control/rabbit-run-control.js';
+import { UrlRotation } from '../shared/adapters/frontier/rabbitmq/broker-urls.js';
 import { AppError, ConfigError } from '../shared/errors.js';
 import { answerClientErrors } from '../shared/http/client-errors.js';
 import { createHostPolicy } from '../shared/http/request-guards.js';
@@ -262,8 +263,10 @@ async function openAlerting(
       'ackcrawl master alerts',
       config.tlsCa === undefined ? undefined : readTlsCa(config),
     );
-    // Connected on the first evaluation, and again after RabbitMQ was lost.
-    amqp = { connect: () => connect(config.amqpUrl), queuePrefix: config.queuePrefix };
+    // Connected on the first evaluation, and again after RabbitMQ was lost: to the node that
+    // answered last, else the next of a cluster's (round robin).
+    const urls = new UrlRotation(config.amqpUrl);
+    amqp = { connect: () => urls.connectAny(connect), queuePrefix: config.queuePrefix };
   } else {
     noAmqpReason = 'the master has no RabbitMQ (ACKCRAWL_RUN_CONTROL=local): no dead-letter queue to watch';
   }

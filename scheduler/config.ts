@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { VALIDATORS_INDEX_DEFAULTS } from './recrawl/validators-index.js';
 import { field } from '../shared/config/load.js';
+import { amqpUrlsSchema } from '../shared/config/amqp-connect.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../shared/lifecycle/drain.js';
 import { kafkaSettingsSchema } from '../shared/config/kafka-settings.js';
 import { s3SettingsSchema } from '../shared/config/s3-settings.js';
@@ -58,10 +59,8 @@ const schedulerFields = z.object({
   recrawlIndex: z.string().min(1).optional(),
   /** URLs the recrawl index keeps over all jobs; the least recently settled go first. */
   recrawlIndexMaxEntries: field.int(1).default(VALIDATORS_INDEX_DEFAULTS.maxEntries),
-  amqpUrl: z
-    .string()
-    .regex(/^amqps?:\/\//, 'an amqp:// or amqps:// URL')
-    .default('amqp://guest:guest@127.0.0.1:5672'),
+  /** RabbitMQ: one URL, or the nodes of a cluster (spaces or commas), tried in turn. */
+  amqpUrl: amqpUrlsSchema,
   queuePrefix: z
     .string()
     .regex(/^[A-Za-z0-9._-]{1,100}$/)

@@ -1,15 +1,23 @@
 #!/usr/bin/env node
-// Runs every compiled test file (dist/test/**/*.test.js) with node's test runner.
-// Usage: node scripts/run-tests.mjs [filter...]  — a filter keeps files whose path contains it.
+// Runs every compiled test file (dist/test/**/*.test.js) with node's test runner, except the
+// broker-cluster fault tests (dist/test/broker-cluster/), which need the clusters of
+// `scripts/services.sh cluster-up` and run apart: `node scripts/run-tests.mjs --cluster`
+// (npm run test:cluster).
+// Usage: node scripts/run-tests.mjs [--cluster] [filter...]  — a filter keeps files whose path contains it.
 // First it starts the services the tests talk to (RabbitMQ, Kafka, MinIO, PostgreSQL on loopback,
 // installing them the first time) with `scripts/services.sh up`; ACKCRAWL_SERVICES=skip leaves
 // services alone (they are already running, or the chosen tests need none). It also fetches the
 // extract bench's labelled pages, which the extraction tests read, into .cache/ (once: from
 // trafilatura's sdist on PyPI; scripts/bench/extract/fetch-pages.sh); if that fails, the tests run
 // anyway and those that need the pages fail saying what to run.
+// With --cluster: MinIO only of the single-node services (`up minio`, unless ACKCRAWL_SERVICES=skip),
+// then `scripts/services.sh cluster-up` (3 RabbitMQ nodes, 3 Kafka brokers; unless
+// ACKCRAWL_CLUSTER_SERVICES=skip), then the broker-cluster tests alone.
 import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { spawnSync } from 'node:child_process';
+
+const CLUSTER_DIR = join('dist', 'test', 'broker-cluster') + sep;
 
 function walk(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -18,28 +26,42 @@ function walk(dir) {
   });
 }
 
-const filters = process.argv.slice(2);
+function services(args, what) {
+  const up = spawnSync('bash', ['scripts/services.sh', ...args], { stdio: 'inherit' });
+  if (up.status !== 0) {
+    console.error(`scripts/services.sh ${args.join(' ')} failed; the tests need ${what}`);
+    process.exit(up.status ?? 1);
+  }
+}
+
+const args = process.argv.slice(2);
+const cluster = args.includes('--cluster');
+const filters = args.filter((a) => a !== '--cluster');
 const files = walk('dist/test')
+  .filter((f) => f.startsWith(CLUSTER_DIR) === cluster)
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-if (process.env.ACKCRAWL_SERVICES !== 'skip') {
-  const up = spawnSync('bash', ['scripts/services.sh', 'up'], { stdio: 'inherit' });
-  if (up.status !== 0) {
-    console.error(
-      'scripts/services.sh up failed; the tests need its services (ACKCRAWL_SERVICES=skip to run without)',
-    );
-    process.exit(up.status ?? 1);
+if (cluster) {
+  if (process.env.ACKCRAWL_SERVICES !== 'skip') {
+    services(['up', 'minio'], 'MinIO (ACKCRAWL_SERVICES=skip to run without)');
   }
-}
-const pages = spawnSync('bash', ['scripts/bench/extract/fetch-pages.sh'], { stdio: 'inherit' });
-if (pages.status !== 0) {
-  console.error(
-    'scripts/bench/extract/fetch-pages.sh failed; the tests that read the labelled pages will fail',
-  );
+  if (process.env.ACKCRAWL_CLUSTER_SERVICES !== 'skip') {
+    services(['cluster-up'], 'the broker clusters (ACKCRAWL_CLUSTER_SERVICES=skip when they are up)');
+  }
+} else {
+  if (process.env.ACKCRAWL_SERVICES !== 'skip') {
+    services(['up'], 'its services (ACKCRAWL_SERVICES=skip to run without)');
+  }
+  const pages = spawnSync('bash', ['scripts/bench/extract/fetch-pages.sh'], { stdio: 'inherit' });
+  if (pages.status !== 0) {
+    console.error(
+      'scripts/bench/extract/fetch-pages.sh failed; the tests that read the labelled pages will fail',
+    );
+  }
 }
 const result = spawnSync(process.execPath, ['--test', '--test-concurrency=1', ...files], {
   stdio: 'inherit',

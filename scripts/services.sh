@@ -5,6 +5,13 @@
 #   scripts/services.sh down   [service ...]
 #   scripts/services.sh status [service ...]   (exit 0 only when every named service is up)
 #
+#   scripts/services.sh cluster-up     [rabbitmq|kafka]   3-node broker clusters (default: both)
+#   scripts/services.sh cluster-down   [rabbitmq|kafka]
+#   scripts/services.sh cluster-status [rabbitmq|kafka]
+#   scripts/services.sh cluster-stop   rabbitmq-N|kafka-N  (one node, gracefully; cluster-up restarts it)
+#   scripts/services.sh cluster-pid    rabbitmq-N|kafka-N
+#   scripts/services.sh cluster-rabbitmqctl [rabbitmq-queues|rabbitmq-diagnostics] ARGS...
+#
 # Everything runs as plain background processes (no systemd, no Docker), bound to 127.0.0.1.
 # Data, logs and PID files live in .services/<service>/ at the repo root; downloads and builds
 # in .cache/ (plus ~/.m2 and the Go module/build caches). `up` is idempotent: it installs what
@@ -41,7 +48,7 @@
 #     .services/postgres/run (peer auth). An apt-started cluster on 5432 is stopped with
 #     pg_ctlcluster; a system rabbitmq-server on 5672 with `service ... stop`.
 #   - Env overrides: SERVICES_UP_TIMEOUT (180 s per service), SERVICES_STOP_TIMEOUT (60 s),
-#     KAFKA_VERSION, KAFKA_HEAP, MINIO_VERSION.
+#     KAFKA_VERSION, KAFKA_HEAP, KAFKA_CLUSTER_HEAP (the cluster brokers, -Xmx384m), MINIO_VERSION.
 set -euo pipefail
 
 KAFKA_VERSION="${KAFKA_VERSION:-3.9.2}"
@@ -638,6 +645,450 @@ pg_provision() {
 pg_logs() { echo "$PG_DIR/postgres.log"; }
 
 # =============================================================================================
+# Broker clusters (`cluster-up`): 3 RabbitMQ nodes and 3 Kafka brokers on loopback, beside the
+# single-node services above and independent of them (own ports, data dirs, cookie, cluster id).
+# For the fault tests of test/broker-cluster/ and for trying a cluster setup on one machine.
+#
+#   RabbitMQ  ackc1..3@localhost, AMQP 5681-5683, Erlang distribution 25681-25683 (epmd 4369 is
+#             shared), one cookie in .services/rabbitmq-cluster/home; joined with join_cluster.
+#             Quorum queues get a member on every node (rabbit.quorum_cluster_size = 3, which
+#             3.10 reads from advanced.config: it has no rabbitmq.conf key).
+#   Kafka     KRaft, node ids 1..3, each broker+controller (3 voters), clients on 9192-9194,
+#             controllers on 9195-9197, default.replication.factor=3, min.insync.replicas=2,
+#             internal topics with 3 replicas (and min ISR 2).
+
+CLUSTER_SIZE=3
+RC_BASE_PORT=5681
+KC_BASE_PORT=9192
+KC_CONTROLLER_BASE_PORT=9195
+RC_DIR="$SVC/rabbitmq-cluster"
+KC_DIR="$SVC/kafka-cluster"
+KAFKA_CLUSTER_HEAP="${KAFKA_CLUSTER_HEAP:--Xmx384m -Xms128m}"
+CLUSTER_BROKERS=(rabbitmq kafka)
+
+rc_name() { echo "rabbitmq-$1"; }        # the service name of node $1 (its .services/ dir, PID file)
+rc_node() { echo "ackc$1@localhost"; }  # its Erlang node name
+rc_port() { echo $((RC_BASE_PORT + $1 - 1)); }
+kc_name() { echo "kafka-$1"; }
+kc_port() { echo $((KC_BASE_PORT + $1 - 1)); }
+kc_controller_port() { echo $((KC_CONTROLLER_BASE_PORT + $1 - 1)); }
+
+# rc_env N: the environment of node N and of the CLI tools that talk to it, in RC_ENV
+rc_env() {
+  local n="$1" dir="$SVC/$(rc_name "$1")" port
+  port="$(rc_port "$n")"
+  RC_ENV=(
+    HOME="$RC_DIR/home" # the one Erlang cookie of the cluster
+    RABBITMQ_CONF_ENV_FILE="$dir/rabbitmq-env.conf"
+    RABBITMQ_CONFIG_FILE="$dir/rabbitmq.conf"
+    RABBITMQ_ADVANCED_CONFIG_FILE="$dir/advanced.config"
+    RABBITMQ_ENABLED_PLUGINS_FILE="$dir/enabled_plugins"
+    RABBITMQ_MNESIA_BASE="$dir/mnesia"
+    RABBITMQ_LOG_BASE="$dir/log"
+    RABBITMQ_NODENAME="$(rc_node "$n")"
+    RABBITMQ_USE_LONGNAME=false
+    RABBITMQ_NODE_IP_ADDRESS="$HOST"
+    RABBITMQ_NODE_PORT="$port"
+    RABBITMQ_DIST_PORT=$((port + 20000))
+    RABBITMQ_PID_FILE="$dir/beam.pid"
+    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+    RABBITMQ_CTL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+    ERL_EPMD_ADDRESS="$HOST"
+  )
+}
+
+# rc_cli N TOOL ARGS...: a RabbitMQ CLI tool against node N
+rc_cli() {
+  local n="$1"
+  rc_env "$n"
+  env "${RC_ENV[@]}" "$RABBIT_BIN/$2" -q -n "$(rc_node "$n")" "${@:3}"
+}
+
+rc_start() {
+  local n="$1" name dir pid
+  name="$(rc_name "$n")"
+  dir="$SVC/$name"
+  apt_install rabbitmq-server
+  mkdir -p "$RC_DIR/home" "$dir"/{mnesia,log}
+  chmod 700 "$RC_DIR/home"
+  if [[ ! -s $RC_DIR/home/.erlang.cookie ]]; then
+    # one cookie for the three nodes and their CLI (Erlang would make one per HOME otherwise)
+    head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' | tr 'a-f' 'A-F' >"$RC_DIR/home/.erlang.cookie"
+    chmod 400 "$RC_DIR/home/.erlang.cookie"
+  fi
+  : >"$dir/rabbitmq-env.conf"
+  echo '[].' >"$dir/enabled_plugins"
+  # 3.10 has no rabbitmq.conf key for the initial quorum group size; its default is 3 as well,
+  # stated here so that a change of default does not shrink the replication silently
+  echo "[{rabbit, [{quorum_cluster_size, $CLUSTER_SIZE}]}]." >"$dir/advanced.config"
+  cat >"$dir/rabbitmq.conf" <<EOF
+# written by scripts/services.sh — node $n of the loopback cluster
+listeners.tcp.1 = $HOST:$(rc_port "$n")
+loopback_users.guest = true
+log.file.level = info
+log.console = false
+EOF
+  if pid="$(svc_pid "$name")"; then
+    log "$name: already running (pid $pid)"
+    return 0
+  fi
+  free_port "$name" "$(rc_port "$n")"
+  free_port "$name" $(($(rc_port "$n") + 20000))
+  rc_env "$n"
+  start_bg "$name" "$dir/log/console.log" env "${RC_ENV[@]}" "$RABBIT_BIN/rabbitmq-server"
+  log "$name: started $(rc_node "$n") (pid $(<"$(pidfile "$name")"))"
+}
+
+# node N answers AMQP and the CLI (for wait_ready, which calls its check without arguments)
+RC_CHECK=1
+rc_ready() {
+  local reply port
+  port="$(rc_port "$RC_CHECK")"
+  reply="$(timeout 3 bash -c "exec 3<>/dev/tcp/$HOST/$port && printf 'AMQP\x00\x00\x09\x01' >&3 && head -c 7 <&3" 2>/dev/null | od -An -tx1 | tr -d ' \n')" || true
+  [[ $reply == 0100000* ]] && rc_cli "$RC_CHECK" rabbitmq-diagnostics ping >/dev/null 2>&1
+}
+
+rc_logs() { echo "$SVC/$(rc_name "$1")/log/console.log" "$SVC/$(rc_name "$1")/log/$(rc_node "$1").log"; }
+
+# the nodes that node $1 counts as running members of its cluster, one a line
+rc_running_nodes() {
+  rc_cli "$1" rabbitmqctl cluster_status --formatter json 2>/dev/null |
+    grep -o '"running_nodes":\[[^]]*\]' | grep -o 'ackc[0-9]*@[A-Za-z0-9.-]*' || true
+}
+
+# node N (> 1) joins node 1's cluster, unless it is a member already
+rc_join() {
+  local n="$1" node first out
+  node="$(rc_node "$n")"
+  first="$(rc_node 1)"
+  if rc_running_nodes 1 | grep -qx "$node"; then return 0; fi
+  log "rabbitmq-$n: joining $node to $first"
+  if ! out="$(rc_cli "$n" rabbitmqctl stop_app 2>&1 &&
+    rc_cli "$n" rabbitmqctl reset 2>&1 &&
+    rc_cli "$n" rabbitmqctl join_cluster "$first" 2>&1 &&
+    rc_cli "$n" rabbitmqctl start_app 2>&1)"; then
+    printf '%s\n' "$out" >&2
+    # shellcheck disable=SC2046
+    tail_logs $(rc_logs "$n")
+    die "rabbitmq-$n: could not join $first"
+  fi
+  rc_running_nodes 1 | grep -qx "$node" || die "rabbitmq-$n: joined, but $first does not list $node as running"
+}
+
+rc_cluster_up() {
+  local n
+  for ((n = 1; n <= CLUSTER_SIZE; n++)); do rc_start "$n"; done
+  for ((n = 1; n <= CLUSTER_SIZE; n++)); do
+    RC_CHECK=$n
+    # shellcheck disable=SC2046
+    wait_ready "$(rc_name "$n")" rc_ready $(rc_logs "$n")
+  done
+  for ((n = 2; n <= CLUSTER_SIZE; n++)); do rc_join "$n"; done
+  local running
+  running="$(rc_running_nodes 1 | wc -l)"
+  ((running == CLUSTER_SIZE)) || die "rabbitmq cluster: $running of $CLUSTER_SIZE nodes running"
+}
+
+# ---------------------------------------------------------------------------------------------
+
+kc_java() {
+  java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+    -Dlog4j.configuration="file:$KC_DIR/tools-log4j.properties" \
+    -cp "$KAFKA_LIBS/*" "$@"
+}
+
+kc_voters() {
+  local n voters=()
+  for ((n = 1; n <= CLUSTER_SIZE; n++)); do voters+=("$n@$HOST:$(kc_controller_port "$n")"); done
+  (
+    IFS=,
+    echo "${voters[*]}"
+  )
+}
+
+kc_start() {
+  local n="$1" name dir pid
+  name="$(kc_name "$n")"
+  dir="$SVC/$name"
+  kafka_fetch
+  ensure_java
+  mkdir -p "$KC_DIR" "$dir"/{data,logs}
+  cat >"$dir/server.properties" <<EOF
+# written by scripts/services.sh — KRaft node $n of the loopback cluster (broker+controller)
+process.roles=broker,controller
+node.id=$n
+controller.quorum.voters=$(kc_voters)
+listeners=PLAINTEXT://$HOST:$(kc_port "$n"),CONTROLLER://$HOST:$(kc_controller_port "$n")
+advertised.listeners=PLAINTEXT://$HOST:$(kc_port "$n")
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$dir/data
+num.partitions=1
+default.replication.factor=$CLUSTER_SIZE
+min.insync.replicas=2
+offsets.topic.replication.factor=$CLUSTER_SIZE
+offsets.topic.num.partitions=10
+transaction.state.log.replication.factor=$CLUSTER_SIZE
+transaction.state.log.min.isr=2
+transaction.state.log.num.partitions=10
+unclean.leader.election.enable=false
+auto.create.topics.enable=false
+delete.topic.enable=true
+group.initial.rebalance.delay.ms=0
+num.network.threads=2
+num.io.threads=2
+log.retention.hours=168
+log.segment.bytes=104857600
+EOF
+  sed "s|\${kafka.logs.dir}|$dir/logs|" >"$dir/log4j.properties" <<'EOF'
+# written by scripts/services.sh
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.RollingFileAppender
+log4j.appender.file.File=${kafka.logs.dir}/server.log
+log4j.appender.file.MaxFileSize=20MB
+log4j.appender.file.MaxBackupIndex=3
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.state.change.logger=WARN
+log4j.logger.kafka.log.LogCleaner=WARN
+EOF
+  cat >"$KC_DIR/tools-log4j.properties" <<EOF
+# written by scripts/services.sh
+log4j.rootLogger=WARN, stderr
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
+EOF
+  if pid="$(svc_pid "$name")"; then
+    log "$name: already running (pid $pid)"
+    return 0
+  fi
+  free_port "$name" "$(kc_port "$n")"
+  free_port "$name" "$(kc_controller_port "$n")"
+  if [[ ! -f $dir/data/meta.properties ]]; then
+    # one cluster id for the three nodes, made once
+    [[ -s $KC_DIR/cluster.id ]] || kc_java kafka.tools.StorageTool random-uuid >"$KC_DIR/cluster.id"
+    log "$name: formatting storage (cluster id $(<"$KC_DIR/cluster.id"))"
+    kc_java kafka.tools.StorageTool format --ignore-formatted \
+      -t "$(<"$KC_DIR/cluster.id")" -c "$dir/server.properties" >"$dir/logs/format.log" 2>&1 ||
+      {
+        tail_logs "$dir/logs/format.log"
+        die "$name: storage format failed"
+      }
+  fi
+  # shellcheck disable=SC2086 # KAFKA_CLUSTER_HEAP is a list of JVM flags
+  start_bg "$name" "$dir/logs/kafka.out" \
+    java $KAFKA_CLUSTER_HEAP -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError \
+    -XX:TieredStopAtLevel=1 -Djava.awt.headless=true \
+    -Dkafka.logs.dir="$dir/logs" \
+    -Dlog4j.configuration="file:$dir/log4j.properties" \
+    -cp "$KAFKA_LIBS/*" kafka.Kafka "$dir/server.properties"
+  log "$name: started node $n (pid $(<"$(pidfile "$name")"))"
+}
+
+# the brokers that broker $1's metadata lists (registered and unfenced), one id a line
+kc_brokers_seen() {
+  timeout 60 java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+    -Dlog4j.configuration="file:$KC_DIR/tools-log4j.properties" \
+    -cp "$KAFKA_LIBS/*" kafka.admin.BrokerApiVersionsCommand \
+    --bootstrap-server "$HOST:$(kc_port "$1")" 2>/dev/null | grep -o '(id: [0-9]*' | grep -o '[0-9]*$' | sort -u
+}
+
+KC_CHECK=1
+kc_ready() { port_open "$(kc_port "$KC_CHECK")" && kc_brokers_seen "$KC_CHECK" | grep -qx "$KC_CHECK"; }
+
+kc_logs() { echo "$SVC/$(kc_name "$1")/logs/kafka.out" "$SVC/$(kc_name "$1")/logs/server.log"; }
+
+kc_cluster_up() {
+  local n seen deadline
+  for ((n = 1; n <= CLUSTER_SIZE; n++)); do kc_start "$n"; done
+  for ((n = 1; n <= CLUSTER_SIZE; n++)); do
+    KC_CHECK=$n
+    # shellcheck disable=SC2046
+    wait_ready "$(kc_name "$n")" kc_ready $(kc_logs "$n")
+  done
+  # every broker registered with the controller quorum, seen from the first one
+  deadline=$((SECONDS + UP_TIMEOUT))
+  while seen="$(kc_brokers_seen 1 | wc -l)" && ((seen < CLUSTER_SIZE)); do
+    ((SECONDS < deadline)) || die "kafka cluster: $seen of $CLUSTER_SIZE brokers registered after ${UP_TIMEOUT}s"
+    sleep 1
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+
+select_brokers() {
+  SELECTED=()
+  (($# == 0)) && SELECTED=("${CLUSTER_BROKERS[@]}") && return
+  local s
+  for s in "$@"; do
+    case "$s" in
+      rabbitmq | rabbit | amqp) SELECTED+=(rabbitmq) ;;
+      kafka) SELECTED+=(kafka) ;;
+      *) die "unknown broker cluster '$s' (known: ${CLUSTER_BROKERS[*]})" ;;
+    esac
+  done
+}
+
+# the service names of the nodes of broker cluster $1
+cluster_nodes() {
+  local n
+  for ((n = 1; n <= CLUSTER_SIZE; n++)); do
+    case "$1" in
+      rabbitmq) rc_name "$n" ;;
+      kafka) kc_name "$n" ;;
+    esac
+  done
+}
+
+cluster_url() {
+  local n urls=()
+  for ((n = 1; n <= CLUSTER_SIZE; n++)); do
+    case "$1" in
+      rabbitmq) urls+=("amqp://guest:guest@$HOST:$(rc_port "$n")") ;;
+      kafka) urls+=("$HOST:$(kc_port "$n")") ;;
+    esac
+  done
+  (
+    IFS=,
+    echo "${urls[*]}"
+  )
+}
+
+cmd_cluster_up() {
+  select_brokers "$@"
+  lock
+  local t0=$SECONDS s
+  # start every node first, then wait: start-up overlaps
+  if selected kafka; then
+    kafka_fetch
+    local n
+    for ((n = 1; n <= CLUSTER_SIZE; n++)); do kc_start "$n"; done
+  fi
+  selected rabbitmq && rc_cluster_up
+  selected kafka && kc_cluster_up
+  log "broker clusters up in $((SECONDS - t0))s"
+  for s in "${SELECTED[@]}"; do
+    case "$s" in
+      rabbitmq) printf '%-9s up  ACKCRAWL_AMQP_URL=%s  (nodes %s)\n' rabbitmq "$(cluster_url rabbitmq)" "$(rc_running_nodes 1 | tr '\n' ' ')" ;;
+      kafka) printf '%-9s up  ACKCRAWL_KAFKA_BROKERS=%s  ACKCRAWL_KAFKA_REPLICATION_FACTOR=3\n' kafka "$(cluster_url kafka)" ;;
+    esac
+  done
+}
+
+cmd_cluster_down() {
+  select_brokers "$@"
+  lock
+  local s name pid
+  for s in "${SELECTED[@]}"; do
+    if [[ $s == kafka ]]; then
+      # together: a KRaft broker stopped last waits for a controller quorum that is gone
+      stop_together $(cluster_nodes kafka)
+      continue
+    fi
+    # the last node first: the first one, which the others joined, stops last
+    for name in $(cluster_nodes "$s" | sort -r); do
+      if pid="$(svc_pid "$name")"; then
+        stop_pid "$name" "$pid" TERM
+        printf '%-11s stopped\n' "$name"
+      else
+        printf '%-11s not running\n' "$name"
+      fi
+      rm -f "$(pidfile "$name")"
+    done
+  done
+}
+
+# stop_together NAME...: SIGTERM to every one at once, then as stop_pid for each
+stop_together() {
+  local name pid names=() pids=()
+  for name in "$@"; do
+    if pid="$(svc_pid "$name")"; then
+      kill -TERM "$pid" 2>/dev/null || true
+      names+=("$name")
+      pids+=("$pid")
+    else
+      printf '%-11s not running\n' "$name"
+      rm -f "$(pidfile "$name")"
+    fi
+  done
+  local i
+  for i in "${!names[@]}"; do
+    stop_pid "${names[i]}" "${pids[i]}" TERM
+    printf '%-11s stopped\n' "${names[i]}"
+    rm -f "$(pidfile "${names[i]}")"
+  done
+}
+
+cmd_cluster_status() {
+  select_brokers "$@"
+  local s name pid port all_up=0 n
+  for s in "${SELECTED[@]}"; do
+    n=0
+    for name in $(cluster_nodes "$s"); do
+      n=$((n + 1))
+      case "$s" in
+        rabbitmq) port="$(rc_port "$n")" ;;
+        kafka) port="$(kc_port "$n")" ;;
+      esac
+      if pid="$(svc_pid "$name")" && port_open "$port"; then
+        printf '%-11s up    pid %-7s 127.0.0.1:%s\n' "$name" "$pid" "$port"
+      elif [[ -n ${pid:-} ]] && alive "$pid"; then
+        printf '%-11s down  pid %-7s running but 127.0.0.1:%s does not answer\n' "$name" "$pid" "$port"
+        all_up=1
+      else
+        printf '%-11s down\n' "$name"
+        all_up=1
+      fi
+      pid=""
+    done
+    printf '%-11s %s\n' "$s" "$(cluster_url "$s")"
+  done
+  return "$all_up"
+}
+
+# one node, by service name (rabbitmq-2, kafka-3)
+cluster_node_arg() {
+  [[ $1 =~ ^(rabbitmq|kafka)-[1-9][0-9]*$ ]] && ((${1##*-} <= CLUSTER_SIZE)) ||
+    die "a cluster node is rabbitmq-N or kafka-N with N in 1..$CLUSTER_SIZE, got '${1:-}'"
+}
+
+# stop one node gracefully (SIGTERM); `cluster-up` starts it again
+cmd_cluster_stop() {
+  cluster_node_arg "${1:-}"
+  lock
+  local pid
+  if pid="$(svc_pid "$1")"; then
+    stop_pid "$1" "$pid" TERM
+    printf '%-11s stopped\n' "$1"
+  else
+    printf '%-11s not running\n' "$1"
+  fi
+  rm -f "$(pidfile "$1")"
+}
+
+cmd_cluster_pid() {
+  cluster_node_arg "${1:-}"
+  svc_pid "$1" || die "$1 is not running"
+}
+
+# a RabbitMQ CLI tool against the first running node: cluster-rabbitmqctl [TOOL] ARGS...
+cmd_cluster_rabbitmqctl() {
+  local tool=rabbitmqctl n
+  case "${1:-}" in rabbitmq-queues | rabbitmq-diagnostics | rabbitmqctl) tool="$1" && shift ;; esac
+  for ((n = 1; n <= CLUSTER_SIZE; n++)); do
+    if svc_pid "$(rc_name "$n")" >/dev/null; then
+      rc_cli "$n" "$tool" "$@"
+      return
+    fi
+  done
+  die "no node of the rabbitmq cluster is running"
+}
+
+# =============================================================================================
 # commands
 
 url_of() {
@@ -779,7 +1230,7 @@ cmd_status() {
 }
 
 usage() {
-  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 main() {
@@ -789,6 +1240,12 @@ main() {
     up) cmd_up "$@" ;;
     down | stop) cmd_down "$@" ;;
     status) cmd_status "$@" ;;
+    cluster-up) cmd_cluster_up "$@" ;;
+    cluster-down) cmd_cluster_down "$@" ;;
+    cluster-status) cmd_cluster_status "$@" ;;
+    cluster-stop) cmd_cluster_stop "$@" ;;
+    cluster-pid) cmd_cluster_pid "$@" ;;
+    cluster-rabbitmqctl) cmd_cluster_rabbitmqctl "$@" ;;
     -h | --help | help)
       usage
       ;;

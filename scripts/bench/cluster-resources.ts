@@ -5,9 +5,11 @@ import {
   allQueueNames,
   DEFAULT_RETRY_DELAY_BUCKETS_MS,
 } from '../../shared/adapters/frontier/rabbitmq/topology.js';
+import { UrlRotation } from '../../shared/adapters/frontier/rabbitmq/broker-urls.js';
 
 /** The brokers a cluster of this machine uses: the roles' own defaults unless the environment says otherwise. */
-const amqpUrl = (): string => process.env.ACKCRAWL_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const amqpUrls = (): string[] =>
+  (process.env.ACKCRAWL_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672').split(/[\s,]+/).filter(Boolean);
 const kafkaBrokers = (): string[] =>
   (process.env.ACKCRAWL_KAFKA_BROKERS ?? '127.0.0.1:9092').split(/[\s,]+/).filter(Boolean);
 
@@ -62,7 +64,7 @@ export async function countTopic(topic: string, readKeys: boolean, timeoutMs = 1
 
 /** Deletes a cluster's queues (missing ones are fine). */
 export async function deleteQueues(prefix: string): Promise<void> {
-  const model = await connect(amqpUrl(), { timeout: 5_000 });
+  const model = await new UrlRotation(amqpUrls()).connectAny((url) => connect(url, { timeout: 5_000 }));
   model.on('error', () => undefined);
   try {
     const channel = await model.createChannel();

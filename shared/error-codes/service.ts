@@ -102,6 +102,10 @@ export const SERVICE_ERROR_CODES = {
     retriable: false,
     meaning: 'a queue prefix with characters RabbitMQ names cannot hold',
   },
+  FRONTIER_BAD_URL: {
+    retriable: false,
+    meaning: 'no broker URL, or one that is not amqp:// or amqps:// (a list names the nodes of one cluster)',
+  },
   FRONTIER_BAD_CACHE_SIZE: { retriable: false, meaning: 'a ledger cache size out of range' },
   FRONTIER_BAD_RUN_ID: {
     retriable: false,

@@ -14,7 +14,8 @@ import {
   DEFAULT_RETRY_DELAY_BUCKETS_MS,
 } from '../../shared/adapters/frontier/rabbitmq/topology.js';
 import { deleteTopic } from './kafka-topic.js';
-import { rabbitAdmin } from './rabbitmq.js';
+import { AMQP_URLS, rabbitAdmin } from './rabbitmq.js';
+import { KAFKA_BROKERS } from './topic-records.js';
 
 export interface Cluster {
   schedulerUrl: string;
@@ -27,6 +28,10 @@ export interface Cluster {
   killScheduler(): Promise<void>;
   startScheduler(): Promise<void>;
   crawlers(): number[];
+  /** The agents' PIDs (they start and watch the crawler processes). */
+  agents(): number[];
+  /** The brokers every role of this cluster uses. */
+  brokers: ClusterBrokers;
   /** Runs first when the cluster stops (e.g. to kill a client still following it). */
   onStop(hook: () => void): void;
   /**
@@ -35,6 +40,14 @@ export interface Cluster {
    */
   crawl(seed: string, politeness: { hostConcurrency: number; hostDelayMs: number }): CliRun;
   stop(): Promise<void>;
+}
+
+/** Where the roles find RabbitMQ and Kafka: a cluster's nodes, or the single-node services. */
+export interface ClusterBrokers {
+  amqpUrls: readonly string[];
+  kafkaBrokers: readonly string[];
+  /** Replicas of the page topic when the scheduler creates it (ACKCRAWL_KAFKA_REPLICATION_FACTOR). */
+  kafkaReplicationFactor?: number;
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -55,7 +68,10 @@ export async function startCluster(options: {
   renderProcesses?: number;
   /** More settings for every role (ACKCRAWL_LEASE_MS, a test's own ACKCRAWL_S3_BUCKET, ...), over the defaults below. */
   env?: NodeJS.ProcessEnv;
+  /** RabbitMQ and Kafka; those of ACKCRAWL_AMQP_URL and ACKCRAWL_KAFKA_BROKERS (the services') unless given. */
+  brokers?: ClusterBrokers;
 }): Promise<Cluster> {
+  const brokers: ClusterBrokers = options.brokers ?? { amqpUrls: AMQP_URLS, kafkaBrokers: KAFKA_BROKERS };
   const id = randomUUID().slice(0, 8);
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'ackcrawl-cluster-'));
@@ -75,6 +91,11 @@ export async function startCluster(options: {
     ACKCRAWL_PROCESSES: String(options.processes),
     ACKCRAWL_RENDER_PROCESSES: String(options.renderProcesses ?? 0),
     ACKCRAWL_HEARTBEAT_MS: '1000',
+    ACKCRAWL_AMQP_URL: brokers.amqpUrls.join(','),
+    ACKCRAWL_KAFKA_BROKERS: brokers.kafkaBrokers.join(','),
+    ...(brokers.kafkaReplicationFactor === undefined
+      ? {}
+      : { ACKCRAWL_KAFKA_REPLICATION_FACTOR: String(brokers.kafkaReplicationFactor) }),
     ...options.env,
   };
   let scheduler: ChildProcess | null = null;
@@ -119,6 +140,8 @@ export async function startCluster(options: {
       await startScheduler();
     },
     crawlers,
+    agents: () => agents.map((agent) => agent.pid as number),
+    brokers,
     onStop: (hook) => stopHooks.push(hook),
     crawl: (seed, { hostConcurrency, hostDelayMs }) => {
       const run = startCli(
@@ -148,12 +171,12 @@ export async function startCluster(options: {
       current?.kill('SIGTERM');
       if (current) await exited(current);
       rmSync(dataDir, { recursive: true, force: true });
-      const admin = await rabbitAdmin();
+      const admin = await rabbitAdmin(brokers.amqpUrls);
       await admin.deleteQueuesAndClose(
         allQueueNames(prefix, DEFAULT_RETRY_DELAY_BUCKETS_MS, [DEFAULT_RUN_ID]),
         allExchangeNames(prefix, DEFAULT_RETRY_DELAY_BUCKETS_MS),
       );
-      await deleteTopic(topic);
+      await deleteTopic(topic, brokers.kafkaBrokers);
     },
   };
 }

@@ -7,10 +7,10 @@ export function testTopicName(): string {
   return `test-${randomUUID()}`;
 }
 
-function testKafka(): Kafka {
+function testKafka(brokers: readonly string[] = kafkaSettings.kafkaBrokers): Kafka {
   return new Kafka({
     clientId: 'ackcrawl-test',
-    brokers: [...kafkaSettings.kafkaBrokers],
+    brokers: [...brokers],
     logLevel: logLevel.NOTHING,
   });
 }
@@ -118,8 +118,9 @@ export async function topicPartitions(topic: string): Promise<number> {
 export async function topicConfig(
   topic: string,
   name: string,
+  brokers?: readonly string[],
 ): Promise<{ value: string; isDefault: boolean } | null> {
-  const admin = testKafka().admin();
+  const admin = testKafka(brokers).admin();
   await admin.connect();
   try {
     const described = await admin.describeConfigs({
@@ -133,8 +134,9 @@ export async function topicConfig(
   }
 }
 
-export async function deleteTopic(topic: string): Promise<void> {
-  const admin = testKafka().admin();
+/** Deletes `topic` if it exists, on the brokers of ACKCRAWL_KAFKA_BROKERS unless given. */
+export async function deleteTopic(topic: string, brokers?: readonly string[]): Promise<void> {
+  const admin = testKafka(brokers).admin();
   await admin.connect();
   try {
     if ((await admin.listTopics()).includes(topic)) await admin.deleteTopics({ topics: [topic] });

@@ -1,8 +1,17 @@
 import type { Duplex } from 'node:stream';
 import { connect, type Channel, type ChannelModel } from 'amqplib';
+import { UrlRotation } from '../../shared/adapters/frontier/rabbitmq/broker-urls.js';
 
-/** The broker scripts/services.sh runs; CI starts it, so tests fail (never skip) without it. */
-export const AMQP_URL = process.env.ACKCRAWL_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+/**
+ * The broker scripts/services.sh runs (CI starts it, so tests fail, never skip, without it), or
+ * the nodes of a cluster that ACKCRAWL_AMQP_URL lists (spaces or commas); AMQP_URL is the first.
+ */
+export const AMQP_URLS: readonly string[] = (
+  process.env.ACKCRAWL_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672'
+)
+  .split(/[\s,]+/)
+  .filter(Boolean);
+export const AMQP_URL = AMQP_URLS[0] as string;
 
 export interface RabbitAdmin {
   channel: Channel;
@@ -10,15 +19,18 @@ export interface RabbitAdmin {
   deleteQueuesAndClose: (queues: readonly string[], exchanges?: readonly string[]) => Promise<void>;
 }
 
-/** A plain connection for a test's own checks and clean-up; rejects with how to start RabbitMQ. */
-export async function rabbitAdmin(): Promise<RabbitAdmin> {
+/**
+ * A plain connection for a test's own checks and clean-up, to the first of `urls` that answers (a
+ * cluster's nodes); rejects with how to start RabbitMQ.
+ */
+export async function rabbitAdmin(urls: readonly string[] = AMQP_URLS): Promise<RabbitAdmin> {
   let model: ChannelModel;
   try {
-    model = await connect(AMQP_URL, { timeout: 5_000 });
+    model = await new UrlRotation(urls).connectAny((url) => connect(url, { timeout: 5_000 }));
   } catch (err) {
     throw new Error(
-      `RabbitMQ is not reachable at ${AMQP_URL} (${err instanceof Error ? err.message : String(err)}); ` +
-        'run: bash scripts/services.sh up',
+      `RabbitMQ is not reachable at ${urls.join(' ')} (${err instanceof Error ? err.message : String(err)}); ` +
+        `run: bash scripts/services.sh ${urls.length > 1 ? 'cluster-up rabbitmq' : 'up'}`,
       { cause: err },
     );
   }

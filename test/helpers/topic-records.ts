@@ -2,7 +2,9 @@ import { Kafka, logLevel } from 'kafkajs';
 import type { PageRecord } from '../../shared/protocol/page-record.js';
 import { waitFor } from './wait-for.js';
 
-export const KAFKA_BROKERS = (process.env.ACKCRAWL_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+export const KAFKA_BROKERS = (process.env.ACKCRAWL_KAFKA_BROKERS ?? '127.0.0.1:9092')
+  .split(/[\s,]+/)
+  .filter(Boolean);
 
 /**
  * Reads a topic from the beginning with a fresh consumer group until `until` holds for what was
@@ -12,10 +14,11 @@ export async function readPageRecords(
   topic: string,
   until: (records: PageRecord[]) => boolean,
   timeoutMs = 60_000,
+  brokers: readonly string[] = KAFKA_BROKERS,
 ): Promise<PageRecord[]> {
   const kafka = new Kafka({
     clientId: 'ackcrawl-test-reader',
-    brokers: KAFKA_BROKERS,
+    brokers: [...brokers],
     logLevel: logLevel.NOTHING,
   });
   const consumer = kafka.consumer({ groupId: `test-reader-${Date.now()}-${Math.random()}` });

@@ -8,10 +8,11 @@ import {
   type RunControlSubscription,
 } from '../../ports/run-control.js';
 import { BrokerLink, type Connect, type Link } from '../frontier/rabbitmq/broker-link.js';
+import type { BrokerUrls } from '../frontier/rabbitmq/broker-urls.js';
 
 export interface RabbitRunControlOptions {
-  /** amqp://user:pass@host:port/vhost (amqps:// for TLS). */
-  url: string;
+  /** amqp://user:pass@host:port/vhost (amqps:// for TLS), or the URLs of a cluster's nodes (tried in turn). */
+  url: BrokerUrls;
   /** The fanout exchange; `ackcrawl.run-control` unless given (tests use their own). */
   exchange?: string;
   logger: Logger;

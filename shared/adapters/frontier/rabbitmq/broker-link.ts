@@ -2,6 +2,7 @@ import { connect as amqpConnect, type ChannelModel, type ConfirmChannel, type Me
 import { coalesceWrites } from './write-coalescing.js';
 import type { Logger } from '../../../logger.js';
 import { unavailable } from './rabbit-errors.js';
+import { describeUrl, UrlRotation, type BrokerUrls } from './broker-urls.js';
 
 /**
  * One connection and its one confirm channel, numbered by generation. Deliveries, leases and
@@ -20,7 +21,11 @@ export interface Link {
 export type Connect = (url: string) => Promise<ChannelModel>;
 
 export interface BrokerLinkOptions {
-  url: string;
+  /**
+   * The broker, or the nodes of one cluster: a failed connect tries the next URL (each once per
+   * attempt), and after a lost link the reconnect starts at the next one (round robin).
+   */
+  url: BrokerUrls;
   /** Opens a connection; amqplib's connect with a 10 s timeout unless given (tests inject one). */
   connect?: Connect;
   logger: Logger;
@@ -46,7 +51,8 @@ export const defaultConnect: Connect = (url) =>
 
 /**
  * Keeps a link to the broker: connects, runs setup, and after a lost connection or channel (broker
- * restart, network, a channel error) reconnects with exponential backoff until closed. Between
+ * restart, network, a channel error) reconnects with exponential backoff until closed, to the next
+ * URL of the list first (a cluster's node that died is tried again only after the others). Between
  * links, `current` is null and operations fail fast with FRONTIER_UNAVAILABLE.
  */
 export class BrokerLink {
@@ -57,9 +63,16 @@ export class BrokerLink {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly connect: Connect;
+  private readonly urls: UrlRotation;
 
   constructor(private readonly options: BrokerLinkOptions) {
     this.connect = options.connect ?? defaultConnect;
+    this.urls = new UrlRotation(options.url);
+  }
+
+  /** The URL connected to, or tried next (host and port only, for logs). */
+  get broker(): string {
+    return describeUrl(this.urls.current);
   }
 
   get current(): Link | null {
@@ -104,8 +117,12 @@ export class BrokerLink {
 
   private async open(): Promise<void> {
     let model: ChannelModel;
+    const log = this.options.logger;
     try {
-      model = await this.connect(this.options.url);
+      model = await this.urls.connectAny(this.connect, (url, err) => {
+        if (this.urls.size > 1)
+          log.warn({ err, broker: describeUrl(url) }, 'rabbitmq node did not answer; trying the next');
+      });
     } catch (err) {
       throw unavailable('connect', err);
     }
@@ -114,7 +131,6 @@ export class BrokerLink {
       throw unavailable('connect', 'the frontier was closed while connecting');
     }
     coalesceWrites(model);
-    const log = this.options.logger;
     const generation = (this.generation += 1);
     let link: Link | null = null;
     model.on('error', (err: Error) => log.warn({ err, generation }, 'rabbitmq connection error'));
@@ -142,6 +158,8 @@ export class BrokerLink {
     } catch (err) {
       if (link !== null) this.down(link, model, false);
       await model.close().catch(() => undefined);
+      // A node shutting down may accept the connection and then close it: try another next time.
+      this.urls.advance();
       throw err;
     }
     if (this.closed) {
@@ -164,7 +182,11 @@ export class BrokerLink {
     this.model = null;
     // The channel may be gone with the connection still up; close it so nothing lingers.
     void model?.close().catch(() => undefined);
-    if (reconnect) this.scheduleReconnect();
+    if (reconnect) {
+      // The node may be gone: the next connect starts at the next node of the cluster.
+      this.urls.advance();
+      this.scheduleReconnect();
+    }
   }
 
   private scheduleReconnect(): void {
@@ -176,7 +198,11 @@ export class BrokerLink {
     this.timer = setTimeout(() => {
       this.timer = null;
       this.open().then(
-        () => this.options.logger.info({ generation: this.generation, attempt }, 'reconnected to rabbitmq'),
+        () =>
+          this.options.logger.info(
+            { generation: this.generation, attempt, broker: this.broker },
+            'reconnected to rabbitmq',
+          ),
         (err: unknown) => {
           this.options.logger.warn({ err, attempt }, 'rabbitmq reconnect failed; trying again');
           this.scheduleReconnect();

@@ -2,6 +2,7 @@ import { InvalidInputError } from '../../../errors.js';
 import type { Logger } from '../../../logger.js';
 import { assertLeaseMs } from '../task-input.js';
 import type { Connect } from './broker-link.js';
+import type { BrokerUrls } from './broker-urls.js';
 import { checkBuckets, DEFAULT_RETRY_DELAY_BUCKETS_MS } from './topology.js';
 
 /**
@@ -14,8 +15,11 @@ export const MAX_LEASE_MS = 25 * 60_000;
 export const MAX_HOLD_MS = 25 * 60_000;
 
 export interface RabbitFrontierOptions {
-  /** amqp://user:pass@host:port/vhost */
-  url: string;
+  /**
+   * amqp://user:pass@host:port/vhost, or the URLs of every node of a RabbitMQ cluster: the link
+   * moves to the next one when a node cannot be reached or the connection to it is lost.
+   */
+  url: BrokerUrls;
   /** Queue names start with it (1-180 characters: a run's queue names must fit in 255); one frontier process (and one ledger) per prefix. 'ackcrawl' unless given. */
   queuePrefix?: string;
   /** The ledger file (seen-set, counters, checkpoint); created when missing. */
