@@ -1,5 +1,7 @@
 import { createLocalRunControl } from '../../shared/adapters/run-control/local-run-control.js';
 import { openRabbitRunControl } from '../../shared/adapters/run-control/rabbit-run-control.js';
+import { amqpConnector } from '../../shared/config/amqp-connect.js';
+import { readTlsCa } from '../../shared/config/tls.js';
 import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
 import { defaultSqlStoreUrl } from '../../shared/config/sql-settings.js';
 import type { Logger } from '../../shared/logger.js';
@@ -28,6 +30,7 @@ export interface ControlPlane {
 type ControlPlaneConfig = Pick<
   SchedulerConfig,
   | 'dataDir'
+  | 'tlsCa'
   | 'sqlUrl'
   | 'sqlCaFile'
   | 'schedulerId'
@@ -54,7 +57,15 @@ export async function openControlPlane(config: ControlPlaneConfig, logger: Logge
   try {
     control =
       config.frontier === 'rabbitmq'
-        ? await openRabbitRunControl({ url: config.amqpUrl, exchange: config.runControlExchange, logger })
+        ? await openRabbitRunControl({
+            url: config.amqpUrl,
+            exchange: config.runControlExchange,
+            logger,
+            // amqps:// with ACKCRAWL_TLS_CA: the same trust as the frontier's connection.
+            ...(config.tlsCa === undefined
+              ? {}
+              : { connect: amqpConnector('ackcrawl run-control', readTlsCa(config)) }),
+          })
         : createLocalRunControl(logger);
   } catch (err) {
     await store.close().catch(() => undefined);
