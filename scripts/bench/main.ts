@@ -27,7 +27,7 @@ import { measureClusterRunner } from './cluster-runner.js';
 import { extractBenchMain } from './extract/main.js';
 import { measureRunner } from './measure-runner.js';
 import { parseBenchOptions } from './options.js';
-import { addRatios, clusterVerdict, formatTable, skippedResult, type RunnerResult } from './report.js';
+import { addRatios, targetVerdicts, formatTable, skippedResult, type RunnerResult } from './report.js';
 import { planRunners } from './runners.js';
 import { startSiteProcess } from './site-process.js';
 
@@ -60,17 +60,17 @@ try {
 }
 
 addRatios(results);
-const verdict = clusterVerdict(results);
+const targets = targetVerdicts(results);
 const report = {
   at: new Date().toISOString(),
   pages: options.pages,
   machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
   options,
   results,
-  ...(verdict ? { clusterTarget: verdict } : {}),
+  targets,
 };
 process.stdout.write(`\n${formatTable(results)}\n\n`);
-if (verdict) process.stdout.write(`${verdict.text}\n`);
+for (const t of targets) process.stdout.write(`${t.text}\n`);
 process.stdout.write(
   'pages/s = pages / wall time of the whole process tree; CPU and RSS cover every process of the tree,\n' +
     'not the site (its own process). What each keeps: ' +

@@ -42,9 +42,6 @@ export interface ClusterFigures {
   kafkaDistinctKeys: number | null;
 }
 
-/** The issue's target: the distributed path at least this fraction of the embedded figure. */
-export const CLUSTER_TARGET_RATIO = 0.5;
-
 export function skippedResult(spec: { name: string; kind: RunnerKind; skip?: string }): RunnerResult {
   return {
     runner: spec.name,
@@ -85,27 +82,68 @@ export function addRatios(results: RunnerResult[]): void {
   }
 }
 
-export interface ClusterVerdict {
-  /** The fastest cluster run's distributed / embedded, or null when either failed. */
-  ratio: number | null;
+/** One of the targets the runs are held to (issue 12), measured in this run. */
+export interface TargetVerdict {
+  name: string;
+  /** The measured figure, or null when a run it needs failed or was not run. */
+  value: number | null;
+  /** `min`: value ≥ target; `max`: value ≤ target. */
+  bound: 'min' | 'max';
   target: number;
   holds: boolean;
   text: string;
 }
 
-/** Whether the fastest cluster run meets the issue's target; undefined without a cluster row. */
-export function clusterVerdict(results: RunnerResult[]): ClusterVerdict | undefined {
-  const rows = results.filter((r) => r.runner.startsWith('ackcrawl-cluster'));
-  if (rows.length === 0) return undefined;
-  const ratios = rows.map((r) => r.ratioVsEmbedded).filter((x): x is number => x !== null);
-  const ratio = ratios.length > 0 ? Math.max(...ratios) : null;
-  const holds = ratio !== null && ratio >= CLUSTER_TARGET_RATIO;
-  const target = `target >= ${CLUSTER_TARGET_RATIO.toFixed(2)}`;
-  const text =
-    ratio === null
-      ? `distributed / embedded: not measured (a run failed or was skipped; ${target})`
-      : `distributed / embedded = ${ratio.toFixed(2)} (${target}): ${holds ? 'holds' : 'does NOT hold'}`;
-  return { ratio, target: CLUSTER_TARGET_RATIO, holds, text };
+/** The targets: ratios against references of the same run, and the process tree's peak memory. */
+export const TARGETS = {
+  embeddedVsBare: 1.0,
+  embeddedVsCrawlee: 8,
+  distributedVsEmbedded: 0.9,
+  peakRssMb: 400,
+} as const;
+
+/** Each target whose runs were asked for (a ratio needs both rows), with its verdict. */
+export function targetVerdicts(results: RunnerResult[]): TargetVerdict[] {
+  const ok = results.filter((r) => r.status === 'ok');
+  const embedded = results.find((r) => r.kind === 'ackcrawl' && !r.cluster);
+  const embeddedOk = ok.find((r) => r === embedded);
+  const clusters = results.filter((r) => r.cluster);
+  const out: TargetVerdict[] = [];
+  const add = (
+    name: string,
+    value: number | null,
+    bound: 'min' | 'max',
+    target: number,
+    unit = 'x',
+  ): void => {
+    const holds = value !== null && (bound === 'min' ? value >= target : value <= target);
+    const want = `${bound === 'min' ? '>=' : '<='} ${target}${unit}`;
+    const text =
+      value === null
+        ? `${name}: not measured (a run failed or was skipped; target ${want})`
+        : `${name} = ${value}${unit} (target ${want}): ${holds ? 'holds' : 'does NOT hold'}`;
+    out.push({ name, value, bound, target, holds, text });
+  };
+  if (embedded && results.some((r) => r.kind === 'bare')) {
+    add('embedded / bare', embeddedOk?.ratioVsBare ?? null, 'min', TARGETS.embeddedVsBare);
+  }
+  if (embedded && results.some((r) => r.kind === 'crawlee')) {
+    add('embedded / Crawlee', embeddedOk?.ratioVsCrawlee ?? null, 'min', TARGETS.embeddedVsCrawlee);
+  }
+  if (embedded && clusters.length > 0) {
+    const ratios = clusters.map((r) => r.ratioVsEmbedded).filter((x): x is number => x !== null);
+    add(
+      'distributed / embedded',
+      ratios.length > 0 ? Math.max(...ratios) : null,
+      'min',
+      TARGETS.distributedVsEmbedded,
+    );
+  }
+  for (const r of [embedded, ...clusters]) {
+    if (r === undefined) continue;
+    add(`${r.runner} peak RSS`, r.status === 'ok' ? r.peakRssMb : null, 'max', TARGETS.peakRssMb, ' MB');
+  }
+  return out;
 }
 
 export function formatTable(results: RunnerResult[]): string {

@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { addRatios, skippedResult, targetVerdicts, type RunnerResult } from '../../scripts/bench/report.js';
+
+const row = (
+  runner: string,
+  kind: RunnerResult['kind'],
+  pagesPerSecond: number,
+  more: Partial<RunnerResult> = {},
+) =>
+  ({
+    ...skippedResult({ name: runner, kind }),
+    status: 'ok',
+    pagesPerSecond,
+    peakRssMb: 300,
+    ...more,
+  }) as RunnerResult;
+
+test('the bench holds each run to the targets: ratios in the same run, and peak memory', () => {
+  const cluster = { crawlerProcesses: 2 } as RunnerResult['cluster'];
+  const results = [
+    row('ackcrawl', 'ackcrawl', 2_000, { peakRssMb: 450 }),
+    row('ackcrawl-cluster', 'ackcrawl', 1_700, { cluster }),
+    row('crawlee', 'crawlee', 200),
+    row('bare', 'bare', 2_500),
+  ];
+  addRatios(results);
+  const byName = new Map(targetVerdicts(results).map((t) => [t.name, t]));
+  assert.equal(byName.get('embedded / bare')?.value, 0.8);
+  assert.equal(byName.get('embedded / bare')?.holds, false);
+  assert.equal(byName.get('embedded / Crawlee')?.value, 10);
+  assert.equal(byName.get('embedded / Crawlee')?.holds, true);
+  assert.equal(byName.get('distributed / embedded')?.value, 0.85);
+  assert.equal(byName.get('distributed / embedded')?.holds, false);
+  assert.equal(byName.get('ackcrawl peak RSS')?.holds, false, '450 MB is over 400');
+  assert.equal(byName.get('ackcrawl-cluster peak RSS')?.holds, true);
+  assert.match(byName.get('embedded / bare')?.text ?? '', /0\.8x \(target >= 1x\): does NOT hold/);
+});
+
+test('a target whose runs were not asked for is left out; one whose run failed is "not measured"', () => {
+  const failed = { ...row('ackcrawl', 'ackcrawl', 0), status: 'failed' } as RunnerResult;
+  const results = [failed, row('bare', 'bare', 2_500)];
+  addRatios(results);
+  const verdicts = targetVerdicts(results);
+  assert.deepEqual(
+    verdicts.map((t) => t.name),
+    ['embedded / bare', 'ackcrawl peak RSS'],
+  );
+  assert.ok(verdicts.every((t) => t.value === null && !t.holds));
+  assert.match(verdicts[0]?.text ?? '', /not measured/);
+});
