@@ -71,6 +71,12 @@ const report = {
 };
 process.stdout.write(`\n${formatTable(results)}\n\n`);
 for (const t of targets) process.stdout.write(`${t.text}\n`);
+for (const r of results) {
+  if (r.startPagesPerSecond == null || r.endPagesPerSecond == null) continue;
+  process.stdout.write(
+    `${r.runner}: ${r.startPagesPerSecond} pages/s over the first 10 % of pages, ${r.endPagesPerSecond} over the last 10 %\n`,
+  );
+}
 process.stdout.write(
   'pages/s = pages / wall time of the whole process tree; CPU and RSS cover every process of the tree,\n' +
     'not the site (its own process). What each keeps: ' +

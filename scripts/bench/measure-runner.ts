@@ -1,5 +1,6 @@
 import { round, type RunnerResult } from './report.js';
 import { runMeasured, type MeasuredRun } from './run-measured.js';
+import { edgeRates, RateSampler } from './rate-sampler.js';
 import type { RunnerSpec } from './runners.js';
 import type { SiteProcess } from './site-process.js';
 import type { SiteStats } from '../site/generated-site.js';
@@ -21,6 +22,7 @@ export async function measureRunner(
 ): Promise<RunnerResult> {
   await site.resetStats();
   const { args, cleanup } = spec.prepare();
+  const sampler = new RateSampler(() => site.stats());
   let run;
   try {
     run = await runMeasured({
@@ -32,7 +34,12 @@ export async function measureRunner(
   } finally {
     cleanup();
   }
-  return toRunnerResult(spec, run, await site.stats(), o);
+  const edges = edgeRates(await sampler.stop(), o.pages);
+  return {
+    ...toRunnerResult(spec, run, await site.stats(), o),
+    startPagesPerSecond: edges.start,
+    endPagesPerSecond: edges.end,
+  };
 }
 
 /**

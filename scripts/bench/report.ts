@@ -16,6 +16,9 @@ export interface RunnerResult {
   pagesPerSecond: number;
   /** The runner's own figure, timed inside the process. */
   reportedPagesPerSecond: number | null;
+  /** Pages/s over the first and the last 10 % of the pages (rate-sampler.ts); absent on cluster rows. */
+  startPagesPerSecond?: number | null;
+  endPagesPerSecond?: number | null;
   cpuSeconds: number;
   sampledCpuSeconds: number;
   reapedCpuSeconds: number;

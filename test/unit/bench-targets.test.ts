@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { edgeRates } from '../../scripts/bench/rate-sampler.js';
 import { addRatios, skippedResult, targetVerdicts, type RunnerResult } from '../../scripts/bench/report.js';
 
 const row = (
@@ -48,4 +49,20 @@ test('a target whose runs were not asked for is left out; one whose run failed i
   );
   assert.ok(verdicts.every((t) => t.value === null && !t.holds));
   assert.match(verdicts[0]?.text ?? '', /not measured/);
+});
+
+test('pages/s at the start and the end of a run, from the site counters sampled during it', () => {
+  const samples = [
+    { atMs: 500, pages: 0 },
+    { atMs: 1_000, pages: 100 },
+    { atMs: 2_000, pages: 1_100 },
+    { atMs: 3_000, pages: 2_100 },
+    { atMs: 8_000, pages: 8_600 },
+    { atMs: 9_000, pages: 9_100 },
+    { atMs: 10_000, pages: 9_600 },
+    { atMs: 11_000, pages: 10_000 },
+  ];
+  // Start: 100 → 1,100 pages in 1 s (start-up before the first page left out). End: from the last sample at or below 9,000 pages (8,600) to 10,000: 1,400 in 3 s.
+  assert.deepEqual(edgeRates(samples, 10_000), { start: 1_000, end: 467 });
+  assert.deepEqual(edgeRates([{ atMs: 500, pages: 0 }], 10_000), { start: null, end: null });
 });
