@@ -22,6 +22,7 @@ export interface HostsSiteOptions {
   linksPerPage: number;
 }
 
+/** `firstAt` and `lastAt` are ms since the first request to any host. */
 export interface HostStats extends PolitenessFigures {
   url: string;
   pageResponses: number;
@@ -132,12 +133,19 @@ export async function startHostsSite(o: HostsSiteOptions): Promise<HostsSite> {
   return {
     urls: origins.map((origin) => `${origin}/`),
     stats: () => ({
-      hosts: hosts.map((state, index) => ({
-        url: `${origins[index]}/`,
-        pageResponses: state.pageResponses,
-        distinctPages: state.distinctPages,
-        ...state.log.stats(),
-      })),
+      hosts: hosts.map((state, index) => {
+        const figures = state.log.stats();
+        const since = (at: number | null): number | null =>
+          at === null || firstRequestAt === null ? null : at - firstRequestAt;
+        return {
+          url: `${origins[index]}/`,
+          pageResponses: state.pageResponses,
+          distinctPages: state.distinctPages,
+          ...figures,
+          firstAt: since(figures.firstAt),
+          lastAt: since(figures.lastAt),
+        };
+      }),
       windowMs: firstRequestAt !== null && lastPageAt !== null ? lastPageAt - firstRequestAt : null,
     }),
     resetStats() {

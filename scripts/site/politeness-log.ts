@@ -25,6 +25,11 @@ export interface PolitenessFigures {
   maxInFlight: number;
   /** Smallest start-to-start gap seen, ms (null before a second request). */
   minGapMs: number | null;
+  /** Mean start-to-start gap, ms (null before a second request). */
+  meanGapMs: number | null;
+  /** First and last arrival, ms on the clock `arrive` is given (null before the first). */
+  firstAt: number | null;
+  lastAt: number | null;
 }
 
 export class PolitenessLog {
@@ -46,6 +51,9 @@ export class PolitenessLog {
       f.minGapMs = f.minGapMs === null ? gap : Math.min(f.minGapMs, gap);
       if (gap < this.rules.delayMs - this.rules.toleranceMs) f.delayViolations += 1;
     }
+    f.firstAt ??= now;
+    f.lastAt = now;
+    f.meanGapMs = f.requests > 1 ? (now - f.firstAt) / (f.requests - 1) : null;
     this.lastArrival = now;
   }
 
@@ -66,5 +74,14 @@ export class PolitenessLog {
 }
 
 function emptyFigures(): PolitenessFigures {
-  return { requests: 0, concurrencyViolations: 0, delayViolations: 0, maxInFlight: 0, minGapMs: null };
+  return {
+    requests: 0,
+    concurrencyViolations: 0,
+    delayViolations: 0,
+    maxInFlight: 0,
+    minGapMs: null,
+    meanGapMs: null,
+    firstAt: null,
+    lastAt: null,
+  };
 }

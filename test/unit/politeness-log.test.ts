@@ -17,6 +17,9 @@ describe('a bench host politeness log', () => {
       delayViolations: 1,
       maxInFlight: 2,
       minGapMs: 94,
+      meanGapMs: 95,
+      firstAt: 0,
+      lastAt: 190,
     });
   });
 
@@ -46,6 +49,9 @@ describe('a bench host politeness log', () => {
       delayViolations: 0,
       maxInFlight: 1,
       minGapMs: null,
+      meanGapMs: null,
+      firstAt: 10,
+      lastAt: 10,
     });
   });
 });

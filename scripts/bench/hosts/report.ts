@@ -18,6 +18,8 @@ export interface HostsFigures {
   hostsWithViolations: number;
   maxInFlight: number;
   minGapMs: number | null;
+  /** Per host, in the plan's order: where the time went (mean start-to-start gap, first and last request). */
+  perHost: { requests: number; meanGapMs: number | null; firstMs: number | null; lastMs: number | null }[];
 }
 
 export type HostsResult = RunnerResult & { hosts?: HostsFigures };
@@ -38,6 +40,12 @@ export function hostsFigures(stats: HostsSiteStats, pages: number, ceiling: Ceil
     hostsWithViolations: stats.hosts.filter((h) => h.concurrencyViolations + h.delayViolations > 0).length,
     maxInFlight: Math.max(0, ...stats.hosts.map((h) => h.maxInFlight)),
     minGapMs: gaps.length > 0 ? round(Math.min(...gaps), 1) : null,
+    perHost: stats.hosts.map((h) => ({
+      requests: h.requests,
+      meanGapMs: h.meanGapMs === null ? null : round(h.meanGapMs, 1),
+      firstMs: h.firstAt === null ? null : Math.round(h.firstAt),
+      lastMs: h.lastAt === null ? null : Math.round(h.lastAt),
+    })),
   };
 }
 
