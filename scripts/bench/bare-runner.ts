@@ -3,17 +3,20 @@
  * in-memory Set for dedup, a fixed number of requests in flight, and nothing durable. Whatever a
  * real crawler adds (politeness, acknowledgements, durable queues and page records) costs against this.
  *
- *   node dist/scripts/bench/bare-runner.js --url http://127.0.0.1:PORT/ [--concurrency 64] [--max-pages N]
+ *   node dist/scripts/bench/bare-runner.js --url http://127.0.0.1:PORT/ [--url …] [--concurrency 64] [--max-pages N]
+ *
+ * With several seeds (the many-hosts bench), links are followed to any seed's origin. The loop
+ * knows no politeness: `--concurrency` requests are in flight whatever their hosts.
  */
 import { Agent, get } from 'node:http';
 import { parseRunnerArgs, summarise } from './runner-args.js';
 import { extractHrefs } from './sax-links.js';
 
 const args = parseRunnerArgs(64);
-const origin = new URL(args.url).origin;
+const origins = new Set(args.urls.map((url) => new URL(url).origin));
 const agent = new Agent({ keepAlive: true, maxSockets: args.concurrency });
-const seen = new Set<string>([args.url]);
-const queue: string[] = [args.url];
+const seen = new Set<string>(args.urls);
+const queue: string[] = [...seen];
 let next = 0; // queue[next..] is still to fetch; a head index keeps dequeue O(1)
 let ok = 0;
 let failed = 0;
@@ -40,7 +43,7 @@ function resolveLinks(hrefs: string[], base: string): string[] {
   for (const href of hrefs) {
     if (!URL.canParse(href, base)) continue;
     const url = new URL(href, base);
-    if (url.origin !== origin) continue;
+    if (!origins.has(url.origin)) continue;
     url.hash = '';
     out.push(url.href);
   }

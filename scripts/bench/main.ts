@@ -16,6 +16,10 @@
  * scripts/services.sh (which must be up), measured from submit to completion, with the brokers'
  * CPU beside it and the ratio to the embedded run (see cluster-runner.ts).
  *
+ * `--hosts` runs the many-slow-hosts bench instead (hosts/main.ts): 128 loopback hosts answering after
+ * 50–200 ms, each checking the crawl's politeness, and every runner held against the ceiling that
+ * politeness and latency allow.
+ *
  * `--extract [--rounds 5]` measures the cleaner instead (extract/main.ts, docs/extract.md): main-
  * text F1 against trafilatura on labelled real pages, and pages cleaned per CPU-second.
  */
@@ -25,6 +29,7 @@ import { join } from 'node:path';
 import { repoRoot } from '../paths.js';
 import { measureClusterRunner } from './cluster-runner.js';
 import { extractBenchMain } from './extract/main.js';
+import { hostsBenchMain } from './hosts/main.js';
 import { measureRunner } from './measure-runner.js';
 import { parseBenchOptions } from './options.js';
 import { addRatios, targetVerdicts, formatTable, skippedResult, type RunnerResult } from './report.js';
@@ -32,6 +37,7 @@ import { planRunners } from './runners.js';
 import { startSiteProcess } from './site-process.js';
 
 if (process.argv.includes('--extract')) process.exit(await extractBenchMain(process.argv.slice(2)));
+if (process.argv.includes('--hosts')) process.exit(await hostsBenchMain(process.argv.slice(2)));
 
 const options = parseBenchOptions(process.argv.slice(2));
 const say = (text: string): void => void process.stderr.write(`${text}\n`);

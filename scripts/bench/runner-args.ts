@@ -10,22 +10,37 @@ export interface RunnerSummary {
 }
 
 export interface RunnerArgs {
-  url: string;
+  /** The seeds; links are followed to the seeds' origins only (like ackcrawl's scope "host"). */
+  urls: string[];
   concurrency: number;
   maxPages: number;
+  /** Runner-specific string options asked for by name. */
+  extra: Record<string, string | undefined>;
 }
 
-/** `--url URL --concurrency N --max-pages N`, shared by the reference runners. */
-export function parseRunnerArgs(defaultConcurrency: number): RunnerArgs {
+/**
+ * `--url URL [--url URL …] --concurrency N --max-pages N`, shared by the reference runners, plus
+ * the `extra` string options a runner names.
+ */
+export function parseRunnerArgs(defaultConcurrency: number, extra: readonly string[] = []): RunnerArgs {
   const { values } = parseArgs({
     options: {
-      url: { type: 'string' },
+      url: { type: 'string', multiple: true },
       concurrency: { type: 'string', default: String(defaultConcurrency) },
       'max-pages': { type: 'string', default: String(Number.MAX_SAFE_INTEGER) },
+      ...Object.fromEntries(extra.map((name) => [name, { type: 'string' as const }])),
     },
   });
-  if (!values.url) throw new Error('--url is required');
-  return { url: values.url, concurrency: Number(values.concurrency), maxPages: Number(values['max-pages']) };
+  const urls = values.url as string[] | undefined;
+  if (!urls || urls.length === 0) throw new Error('--url is required');
+  return {
+    urls,
+    concurrency: Number(values.concurrency),
+    maxPages: Number(values['max-pages']),
+    extra: Object.fromEntries(
+      extra.map((name) => [name, (values as Record<string, unknown>)[name] as string | undefined]),
+    ),
+  };
 }
 
 export function summarise(ok: number, failed: number, startedAt: number): RunnerSummary {

@@ -12,16 +12,44 @@ export interface SiteProcess {
   close(): Promise<void>;
 }
 
+/** A site script run in its own process: what it printed once listening, and its counters. */
+export interface ForkedSite<Ready, Stats> {
+  ready: Ready;
+  pid: number;
+  resetStats(): Promise<Stats>;
+  stats(): Promise<Stats>;
+  close(): Promise<void>;
+}
+
 /**
  * Starts the generated site in its own process (dist/scripts/site/serve.js), so its CPU and memory
  * stay out of the figures measured for the crawler's process tree.
  */
 export async function startSiteProcess(options: { pages: number; seed: number }): Promise<SiteProcess> {
-  const child = fork(
-    compiledScript('site/serve.js'),
-    ['--pages', String(options.pages), '--seed', String(options.seed)],
-    { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
-  );
+  const site = await forkSite<{ url: string }, SiteStats>('site/serve.js', [
+    '--pages',
+    String(options.pages),
+    '--seed',
+    String(options.seed),
+  ]);
+  return {
+    url: site.ready.url,
+    pid: site.pid,
+    resetStats: site.resetStats,
+    stats: site.stats,
+    close: site.close,
+  };
+}
+
+/**
+ * Forks a site script (a path under dist/scripts) that prints one JSON line on stdout once
+ * listening and answers `{type:'stats'}` and `{type:'reset-stats'}` over IPC with `{stats}`.
+ */
+export async function forkSite<Ready, Stats>(
+  script: string,
+  args: string[],
+): Promise<ForkedSite<Ready, Stats>> {
+  const child = fork(compiledScript(script), args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   let closing = false;
   const exited = new Promise<void>((resolve) =>
     child.once('exit', (code, signal) => {
@@ -29,21 +57,21 @@ export async function startSiteProcess(options: { pages: number; seed: number })
       resolve();
     }),
   );
-  const url = await new Promise<string>((resolve, reject) => {
+  const ready = await new Promise<Ready>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`site process exited early (code ${code})`)));
     const lines = createInterface({ input: child.stdout as NonNullable<typeof child.stdout> });
-    lines.once('line', (line) => resolve((JSON.parse(line) as { url: string }).url));
+    lines.once('line', (line) => resolve(JSON.parse(line) as Ready));
   });
 
-  const ask = (type: 'stats' | 'reset-stats'): Promise<SiteStats> =>
+  const ask = (type: 'stats' | 'reset-stats'): Promise<Stats> =>
     new Promise((resolve, reject) => {
       if (!child.connected) return reject(new Error('the site process is gone'));
-      child.once('message', (message: { stats: SiteStats }) => resolve(message.stats));
+      child.once('message', (message: { stats: Stats }) => resolve(message.stats));
       child.send({ type }, (error) => error && reject(error));
     });
 
   return {
-    url,
+    ready,
     pid: child.pid as number,
     resetStats: () => ask('reset-stats'),
     stats: () => ask('stats'),

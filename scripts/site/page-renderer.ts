@@ -72,7 +72,7 @@ function href(target: number, from: number, origin: string, form: number): strin
 }
 
 /** Paragraphs from the pool until exactly `budget` bytes are used (the last one is cut to fit). */
-function fillParagraphs(pool: readonly string[], random: Random, budget: number): string {
+export function fillParagraphs(pool: readonly string[], random: Random, budget: number): string {
   let out = '';
   let left = budget;
   while (left > 8) {
