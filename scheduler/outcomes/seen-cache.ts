@@ -6,16 +6,19 @@
  * new URL. Memory is fixed by `capacity`, across every run.
  *
  * One set per run, so a lookup hashes the URL string itself (whose hash V8 keeps) instead of a
- * fresh run-and-URL key on every call. The order of insertion across runs is kept run-length
- * encoded (run id, how many in a row), so eviction is oldest first over all runs together.
+ * fresh run-and-URL key on every call. The order of insertion across runs is a ring of
+ * (run, URL) pairs, so eviction is oldest first over all runs together and costs O(1). (It must
+ * not ask a Set for its first entry: V8 keeps a deleted entry's slot until the table is rebuilt,
+ * and a full cache that evicts one and adds one never rebuilds it, so each first-entry lookup
+ * walked every slot deleted before it — at a million pages, 80 % of the scheduler's CPU.)
  */
 export class SeenCache {
   private readonly runs = new Map<string, Set<string>>();
-  private count = 0;
-  /** Insertion order across runs, from `head`: runOrder[i] added counts[i] URLs in a row. */
-  private runOrder: string[] = [];
-  private counts: number[] = [];
+  private readonly ringRuns: string[] = [];
+  private readonly ringUrls: string[] = [];
+  /** Index in the ring of the oldest entry; `count` entries follow it. */
   private head = 0;
+  private count = 0;
 
   constructor(private readonly capacity = 200_000) {}
 
@@ -29,13 +32,10 @@ export class SeenCache {
     else if (urls.has(url)) return;
     if (this.count >= this.capacity) this.evictOldest();
     urls.add(url);
+    const at = (this.head + this.count) % this.capacity;
+    this.ringRuns[at] = runId;
+    this.ringUrls[at] = url;
     this.count += 1;
-    const last = this.runOrder.length - 1;
-    if (last >= this.head && this.runOrder[last] === runId) this.counts[last] = (this.counts[last] ?? 0) + 1;
-    else {
-      this.runOrder.push(runId);
-      this.counts.push(1);
-    }
   }
 
   get size(): number {
@@ -43,24 +43,13 @@ export class SeenCache {
   }
 
   private evictOldest(): void {
-    const runId = this.runOrder[this.head];
-    if (runId === undefined) return;
+    const runId = this.ringRuns[this.head] as string;
+    const url = this.ringUrls[this.head] as string;
+    this.head = (this.head + 1) % this.capacity;
+    this.count -= 1;
     const urls = this.runs.get(runId);
-    const oldest = urls?.values().next();
-    if (urls !== undefined && oldest !== undefined && oldest.done !== true) {
-      urls.delete(oldest.value);
-      this.count -= 1;
-      if (urls.size === 0) this.runs.delete(runId);
-    }
-    const left = (this.counts[this.head] ?? 1) - 1;
-    this.counts[this.head] = left;
-    if (left > 0) return;
-    this.head += 1;
-    // Drop the consumed front once it is most of the arrays.
-    if (this.head > 1_024 && this.head * 2 > this.runOrder.length) {
-      this.runOrder = this.runOrder.slice(this.head);
-      this.counts = this.counts.slice(this.head);
-      this.head = 0;
-    }
+    if (urls === undefined) return;
+    urls.delete(url);
+    if (urls.size === 0) this.runs.delete(runId);
   }
 }

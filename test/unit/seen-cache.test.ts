@@ -48,3 +48,16 @@ test('stays exact and bounded over many runs and evictions', () => {
   for (let i = 4_900; i < 5_000; i++) assert.ok(cache.has(`run-${i % 7}`, `u${i}`), `u${i} kept`);
   assert.equal(cache.has('run-0', 'u4893'), false);
 });
+
+test('round and round its ring: after many times its capacity, it holds exactly the newest URLs', () => {
+  const cache = new SeenCache(7);
+  for (let i = 0; i < 1_000; i++) {
+    cache.add(i % 3 === 0 ? 'a' : 'b', `https://x.test/${i}`);
+    cache.add('b', `https://x.test/${i - 1}`); // already there, or evicted and added back
+  }
+  assert.equal(cache.size, 7);
+  const held = Array.from({ length: 1_000 }, (_, i) => i).filter(
+    (i) => cache.has('a', `https://x.test/${i}`) || cache.has('b', `https://x.test/${i}`),
+  );
+  assert.ok(held.length <= 7 && held.includes(999) && held.every((i) => i > 990), `held ${held.join(',')}`);
+});
