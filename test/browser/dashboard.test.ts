@@ -311,7 +311,8 @@ describe('dashboard in a browser', () => {
     const rows = card.locator('[data-testid="process-row"]');
     await waitFor(async () => (await rows.count()) === 2, {
       timeoutMs: 15_000,
-      message: 'two crawler processes shown',
+      // What serve's roles said (a role restarted, a crawler that would not start) tells why not.
+      message: () => `two crawler processes shown (serve's log: ${serve.stderr().slice(-3_000)})`,
     });
     const agents = (await api<{ items: AgentView[] }>('GET', '/agents')).body.items;
     const agent = agents.find((a) => a.state === 'online');
