@@ -21,6 +21,7 @@ import { createMetricsRegistry } from '../../shared/metrics/registry.js';
 import { agentConfigSchema, killAfterMs, type AgentConfig } from './config.js';
 import { hostFacts } from './host-facts.js';
 import { MasterLink } from './master-link.js';
+import { acquireAgentLock, type AgentLock } from './agent-lock.js';
 import { cleanOrphans, pidFilePath, writePids } from './pid-file.js';
 import { ProcessManager } from './process-manager.js';
 import { processReports } from './process-report.js';
@@ -48,6 +49,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const logger = createLogger({ name: 'agent', level: config.logLevel });
   exitOnFault(logger);
   const agentId = config.agentId ?? `${hostname().replace(/[^A-Za-z0-9._-]/g, '-')}-${config.agentPort}`;
+  // Before the orphans are read: a second live agent with this id would take the first one's crawlers for them.
+  const lock = acquireAgentLock(config.dataDir, agentId);
   const pidFile = pidFilePath(config.dataDir, agentId);
   const cleaned = await cleanOrphans(pidFile, ORPHAN_GRACE_MS, logger);
   if (cleaned.length > 0) logger.info({ pids: cleaned }, 'orphaned crawlers of a previous agent stopped');
@@ -83,12 +86,19 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   });
   const processes = manager;
   if (config.masterUrl === undefined || agentToken === null) {
-    onShutdownSignal(logger, () => processes.stop(), stopTimeoutMs + 5_000);
+    onShutdownSignal(
+      logger,
+      async () => {
+        await processes.stop();
+        lock.release();
+      },
+      stopTimeoutMs + 5_000,
+    );
     processes.scale(config.processes);
     logger.info({ processes: config.processes, renderProcesses: config.renderProcesses }, 'agent running');
     return;
   }
-  await runWithMaster(config, { agentId, agentToken, manager: processes, logger, stopTimeoutMs });
+  await runWithMaster(config, { agentId, agentToken, manager: processes, logger, stopTimeoutMs, lock });
 }
 
 async function runWithMaster(
@@ -99,6 +109,7 @@ async function runWithMaster(
     manager: ProcessManager;
     logger: Logger;
     stopTimeoutMs: number;
+    lock: AgentLock;
   },
 ): Promise<void> {
   const { agentId, agentToken, manager, logger } = deps;
@@ -162,6 +173,7 @@ async function runWithMaster(
         server.close(() => done());
         server.closeAllConnections();
       });
+      deps.lock.release();
     },
     deps.stopTimeoutMs + 5_000,
   );

@@ -45,6 +45,11 @@ export const SERVICE_ERROR_CODES = {
     meaning:
       "the master refused an agent's register or heartbeat (a wrong agent credential, say); the agent keeps its processes and tries again",
   },
+  AGENT_ID_IN_USE: {
+    retriable: false,
+    meaning:
+      'another live agent runs with the same id on the same data dir; give each agent of a host its own ACKCRAWL_AGENT_ID (or ACKCRAWL_DATA_DIR)',
+  },
   MASTER_REFUSED: {
     retriable: false,
     meaning: 'the master answered ackcrawl jobs with an error; the message gives its code and problems',

@@ -117,7 +117,11 @@ export async function startCluster(options: {
   };
   await startScheduler();
   for (let i = 0; i < options.agents; i++) {
-    agents.push(spawn(process.execPath, [CLI, 'agent'], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
+    // One id each: agents sharing an id and a data dir are refused (AGENT_ID_IN_USE).
+    const agentEnv = { ...env, ACKCRAWL_AGENT_ID: `${prefix}-agent-${i}` };
+    agents.push(
+      spawn(process.execPath, [CLI, 'agent'], { env: agentEnv, stdio: ['ignore', 'ignore', 'inherit'] }),
+    );
   }
   const crawlers = (): number[] => agents.flatMap((agent) => crawlerPids(agent.pid as number));
   const perAgent = options.processes + (options.renderProcesses ?? 0);
