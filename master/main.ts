@@ -12,8 +12,7 @@ import { amqpConnector } from '../shared/config/amqp-connect.js';
 import { listensInClear, readTlsCa, readTlsServerOptions } from '../shared/config/tls.js';
 import { defaultSqlStoreUrl } from '../shared/config/sql-settings.js';
 import { openSqlStore } from '../shared/adapters/sql-store/open.js';
-import { createLocalRunControl } from '../shared/adapters/run-control/local-run-control.js';
-import { openRabbitRunControl } from '../shared/adapters/run-control/rabbit-run-control.js';
+import { openRunControl } from '../shared/config/run-control.js';
 import { UrlRotation } from '../shared/adapters/frontier/rabbitmq/broker-urls.js';
 import { AppError, ConfigError } from '../shared/errors.js';
 import { answerClientErrors } from '../shared/http/client-errors.js';
@@ -110,17 +109,15 @@ export async function startMaster(
       logger,
     });
     closing.push(() => Promise.resolve(sweeper.close()));
-    const runControl =
-      config.runControl === 'rabbitmq'
-        ? await openRabbitRunControl({
-            url: config.amqpUrl,
-            exchange: config.runControlExchange,
-            logger,
-            ...(config.tlsCa === undefined
-              ? {}
-              : { connect: amqpConnector('ackcrawl run-control', readTlsCa(config)) }),
-          })
-        : createLocalRunControl(logger);
+    const runControl = await openRunControl(
+      {
+        rabbitmq: config.runControl === 'rabbitmq',
+        amqpUrl: config.amqpUrl,
+        runControlExchange: config.runControlExchange,
+        tlsCa: config.tlsCa,
+      },
+      logger,
+    );
     closing.push(() => runControl.close());
     // One registry for the process, served at GET /metrics to a token with the read scope.
     const registry = createMetricsRegistry();

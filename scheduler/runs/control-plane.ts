@@ -1,7 +1,4 @@
-import { createLocalRunControl } from '../../shared/adapters/run-control/local-run-control.js';
-import { openRabbitRunControl } from '../../shared/adapters/run-control/rabbit-run-control.js';
-import { amqpConnector } from '../../shared/config/amqp-connect.js';
-import { readTlsCa } from '../../shared/config/tls.js';
+import { openRunControl } from '../../shared/config/run-control.js';
 import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
 import { defaultSqlStoreUrl } from '../../shared/config/sql-settings.js';
 import type { Logger } from '../../shared/logger.js';
@@ -55,18 +52,15 @@ export async function openControlPlane(config: ControlPlaneConfig, logger: Logge
   });
   let control: RunControl;
   try {
-    control =
-      config.frontier === 'rabbitmq'
-        ? await openRabbitRunControl({
-            url: config.amqpUrl,
-            exchange: config.runControlExchange,
-            logger,
-            // amqps:// with ACKCRAWL_TLS_CA: the same trust as the frontier's connection.
-            ...(config.tlsCa === undefined
-              ? {}
-              : { connect: amqpConnector('ackcrawl run-control', readTlsCa(config)) }),
-          })
-        : createLocalRunControl(logger);
+    control = await openRunControl(
+      {
+        rabbitmq: config.frontier === 'rabbitmq',
+        amqpUrl: config.amqpUrl,
+        runControlExchange: config.runControlExchange,
+        tlsCa: config.tlsCa,
+      },
+      logger,
+    );
   } catch (err) {
     await store.close().catch(() => undefined);
     throw err;
