@@ -8,25 +8,9 @@
  *     "politeness":{"concurrency":1,"delayMs":150,"toleranceMs":5},"seed":1,"pageBytes":10240,"linksPerPage":20}'
  */
 import { startHostsSite, type HostsSiteOptions } from './hosts-site.js';
+import { serveOverIpc } from './serve-over-ipc.js';
 
 const options = JSON.parse(process.argv[2] ?? '') as HostsSiteOptions;
 const site = await startHostsSite(options);
 
-process.on('message', (message: { type?: string }) => {
-  if (message.type === 'reset-stats') site.resetStats();
-  if (message.type === 'stats' || message.type === 'reset-stats') {
-    process.send?.({ type: 'stats', stats: site.stats() });
-  }
-});
-
-let stopping = false;
-const stop = (): void => {
-  if (stopping) return;
-  stopping = true;
-  void site.close().then(() => process.exit(0));
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
-process.once('disconnect', stop);
-
-process.stdout.write(`${JSON.stringify({ urls: site.urls })}\n`);
+serveOverIpc(site, { urls: site.urls });

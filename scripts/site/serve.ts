@@ -11,6 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { startGeneratedSite } from './generated-site.js';
+import { serveOverIpc } from './serve-over-ipc.js';
 
 const { values } = parseArgs({
   options: {
@@ -34,21 +35,4 @@ const site = await startGeneratedSite({
   brokenLinks: values['broken-links'],
 });
 
-process.on('message', (message: { type?: string }) => {
-  if (message.type === 'reset-stats') site.resetStats();
-  if (message.type === 'stats' || message.type === 'reset-stats') {
-    process.send?.({ type: 'stats', stats: site.stats() });
-  }
-});
-
-let stopping = false;
-const stop = (): void => {
-  if (stopping) return;
-  stopping = true;
-  void site.close().then(() => process.exit(0));
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
-process.once('disconnect', stop);
-
-process.stdout.write(`${JSON.stringify({ url: site.url, port: site.port })}\n`);
+serveOverIpc(site, { url: site.url, port: site.port });
