@@ -21,11 +21,24 @@ export async function measureRunner(
   o: MeasureOptions,
 ): Promise<RunnerResult> {
   await site.resetStats();
-  const { args, cleanup } = spec.prepare();
   const sampler = new RateSampler(() => site.stats());
-  let run;
+  const run = await runPrepared(spec, o);
+  const edges = edgeRates(await sampler.stop(), o.pages);
+  return {
+    ...toRunnerResult(spec, run, await site.stats(), o),
+    startPagesPerSecond: edges.start,
+    endPagesPerSecond: edges.end,
+  };
+}
+
+/** Prepares the runner (its files), runs it measured, and cleans up after it whatever happened. */
+export async function runPrepared(
+  spec: Pick<RunnerSpec, 'prepare'>,
+  o: Pick<MeasureOptions, 'timeoutMs' | 'verbose'>,
+): Promise<MeasuredRun> {
+  const { args, cleanup } = spec.prepare();
   try {
-    run = await runMeasured({
+    return await runMeasured({
       command: process.execPath,
       args,
       timeoutMs: o.timeoutMs,
@@ -34,12 +47,6 @@ export async function measureRunner(
   } finally {
     cleanup();
   }
-  const edges = edgeRates(await sampler.stop(), o.pages);
-  return {
-    ...toRunnerResult(spec, run, await site.stats(), o),
-    startPagesPerSecond: edges.start,
-    endPagesPerSecond: edges.end,
-  };
 }
 
 /**

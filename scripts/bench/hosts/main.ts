@@ -21,9 +21,8 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../paths.js';
 import type { HostsSiteOptions, HostsSiteStats } from '../../site/hosts-site.js';
-import { toRunnerResult } from '../measure-runner.js';
+import { runPrepared, toRunnerResult } from '../measure-runner.js';
 import { skippedResult } from '../report.js';
-import { runMeasured } from '../run-measured.js';
 import { forkSite } from '../site-process.js';
 import { crawlCeiling } from './ceiling.js';
 import { parseHostsBenchOptions } from './options.js';
@@ -63,18 +62,7 @@ export async function hostsBenchMain(argv: string[]): Promise<number> {
       }
       say(`${spec.name}: running…`);
       await site.resetStats();
-      const { args, cleanup } = spec.prepare();
-      let run;
-      try {
-        run = await runMeasured({
-          command: process.execPath,
-          args,
-          timeoutMs: o.timeoutMs,
-          inheritStderr: o.verbose,
-        });
-      } finally {
-        cleanup();
-      }
+      const run = await runPrepared(spec, measure);
       const stats = await site.stats();
       const served = {
         requests: stats.hosts.reduce((n, h) => n + h.requests, 0),
