@@ -286,27 +286,35 @@ wait_ready() {
 RABBIT_DIR="$SVC/rabbitmq"
 RABBIT_BIN=/usr/lib/rabbitmq/bin
 
-# the environment of the broker and of the CLI tools that talk to it
-rabbit_env_vars() {
-  RABBIT_ENV=(
-    HOME="$RABBIT_DIR/home" # holds this node's own Erlang cookie, shared by server and CLI
-    RABBITMQ_CONF_ENV_FILE="$RABBIT_DIR/rabbitmq-env.conf"
-    RABBITMQ_CONFIG_FILE="$RABBIT_DIR/rabbitmq.conf"
-    RABBITMQ_ADVANCED_CONFIG_FILE="$RABBIT_DIR/advanced.config"
-    RABBITMQ_ENABLED_PLUGINS_FILE="$RABBIT_DIR/enabled_plugins"
-    RABBITMQ_MNESIA_BASE="$RABBIT_DIR/mnesia"
-    RABBITMQ_LOG_BASE="$RABBIT_DIR/log"
-    RABBITMQ_NODENAME="$RABBITMQ_NODE"
+# rabbit_node_env DIR NODE PORT HOME: the environment of one RabbitMQ node kept in DIR (named NODE,
+# listening on PORT, its Erlang cookie in HOME) and of the CLI tools that talk to it, in NODE_ENV
+rabbit_node_env() {
+  local dir="$1" node="$2" port="$3" home="$4"
+  NODE_ENV=(
+    HOME="$home"
+    RABBITMQ_CONF_ENV_FILE="$dir/rabbitmq-env.conf"
+    RABBITMQ_CONFIG_FILE="$dir/rabbitmq.conf"
+    RABBITMQ_ADVANCED_CONFIG_FILE="$dir/advanced.config"
+    RABBITMQ_ENABLED_PLUGINS_FILE="$dir/enabled_plugins"
+    RABBITMQ_MNESIA_BASE="$dir/mnesia"
+    RABBITMQ_LOG_BASE="$dir/log"
+    RABBITMQ_NODENAME="$node"
     RABBITMQ_USE_LONGNAME=false
     RABBITMQ_NODE_IP_ADDRESS="$HOST"
-    RABBITMQ_NODE_PORT="$RABBITMQ_PORT"
-    RABBITMQ_DIST_PORT=$((RABBITMQ_PORT + 20000))
-    RABBITMQ_PID_FILE="$RABBIT_DIR/beam.pid"
-    # Erlang distribution (25672), the CLI's own node and epmd (4369) also stay on loopback
+    RABBITMQ_NODE_PORT="$port"
+    RABBITMQ_DIST_PORT=$((port + 20000))
+    RABBITMQ_PID_FILE="$dir/beam.pid"
+    # Erlang distribution (port + 20000), the CLI's own node and epmd (4369) also stay on loopback
     RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
     RABBITMQ_CTL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
     ERL_EPMD_ADDRESS="$HOST"
   )
+}
+
+# the environment of the broker and of the CLI tools that talk to it (its own Erlang cookie)
+rabbit_env_vars() {
+  rabbit_node_env "$RABBIT_DIR" "$RABBITMQ_NODE" "$RABBITMQ_PORT" "$RABBIT_DIR/home"
+  RABBIT_ENV=("${NODE_ENV[@]}")
 }
 rabbit_env_vars
 
@@ -427,28 +435,7 @@ num.io.threads=4
 log.retention.hours=168
 log.segment.bytes=104857600
 EOF
-  cat >"$KAFKA_DIR/log4j.properties" <<EOF
-# written by scripts/services.sh
-log4j.rootLogger=INFO, file
-log4j.appender.file=org.apache.log4j.RollingFileAppender
-log4j.appender.file.File=\${kafka.logs.dir}/server.log
-log4j.appender.file.MaxFileSize=20MB
-log4j.appender.file.MaxBackupIndex=3
-log4j.appender.file.layout=org.apache.log4j.PatternLayout
-log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
-log4j.logger.kafka.request.logger=WARN
-log4j.logger.state.change.logger=WARN
-log4j.logger.kafka.log.LogCleaner=WARN
-log4j.logger.org.apache.kafka.controller=INFO
-EOF
-  cat >"$KAFKA_DIR/tools-log4j.properties" <<EOF
-# written by scripts/services.sh
-log4j.rootLogger=WARN, stderr
-log4j.appender.stderr=org.apache.log4j.ConsoleAppender
-log4j.appender.stderr.Target=System.err
-log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
-log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
-EOF
+  kafka_log4j "$KAFKA_DIR" "$KAFKA_DIR/logs"
   if pid="$(svc_pid kafka)"; then
     log "kafka: already running (pid $pid)"
     return 0
@@ -482,6 +469,38 @@ kafka_ready() {
     -Dlog4j.configuration="file:$KAFKA_DIR/tools-log4j.properties" \
     -cp "$KAFKA_LIBS/*" org.apache.kafka.tools.TopicCommand \
     --bootstrap-server "$HOST:$KAFKA_PORT" --list >/dev/null 2>&1
+}
+
+# kafka_log4j DIR LOGS: a broker's log4j.properties in DIR (its server.log in LOGS, rolled at 20 MB)
+# and the CLI tools' config beside it (warnings on stderr)
+kafka_log4j() {
+  cat >"$1/log4j.properties" <<EOF
+# written by scripts/services.sh
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.RollingFileAppender
+log4j.appender.file.File=$2/server.log
+log4j.appender.file.MaxFileSize=20MB
+log4j.appender.file.MaxBackupIndex=3
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.state.change.logger=WARN
+log4j.logger.kafka.log.LogCleaner=WARN
+log4j.logger.org.apache.kafka.controller=INFO
+EOF
+  kafka_tools_log4j "$1"
+}
+
+# kafka_tools_log4j DIR: the Kafka CLI tools' log4j config in DIR/tools-log4j.properties
+kafka_tools_log4j() {
+  cat >"$1/tools-log4j.properties" <<EOF
+# written by scripts/services.sh
+log4j.rootLogger=WARN, stderr
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
+EOF
 }
 
 kafka_logs() { echo "$KAFKA_DIR/logs/kafka.out" "$KAFKA_DIR/logs/server.log"; }
@@ -675,26 +694,8 @@ kc_controller_port() { echo $((KC_CONTROLLER_BASE_PORT + $1 - 1)); }
 
 # rc_env N: the environment of node N and of the CLI tools that talk to it, in RC_ENV
 rc_env() {
-  local n="$1" dir="$SVC/$(rc_name "$1")" port
-  port="$(rc_port "$n")"
-  RC_ENV=(
-    HOME="$RC_DIR/home" # the one Erlang cookie of the cluster
-    RABBITMQ_CONF_ENV_FILE="$dir/rabbitmq-env.conf"
-    RABBITMQ_CONFIG_FILE="$dir/rabbitmq.conf"
-    RABBITMQ_ADVANCED_CONFIG_FILE="$dir/advanced.config"
-    RABBITMQ_ENABLED_PLUGINS_FILE="$dir/enabled_plugins"
-    RABBITMQ_MNESIA_BASE="$dir/mnesia"
-    RABBITMQ_LOG_BASE="$dir/log"
-    RABBITMQ_NODENAME="$(rc_node "$n")"
-    RABBITMQ_USE_LONGNAME=false
-    RABBITMQ_NODE_IP_ADDRESS="$HOST"
-    RABBITMQ_NODE_PORT="$port"
-    RABBITMQ_DIST_PORT=$((port + 20000))
-    RABBITMQ_PID_FILE="$dir/beam.pid"
-    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
-    RABBITMQ_CTL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
-    ERL_EPMD_ADDRESS="$HOST"
-  )
+  rabbit_node_env "$SVC/$(rc_name "$1")" "$(rc_node "$1")" "$(rc_port "$1")" "$RC_DIR/home" # one cookie for the cluster
+  RC_ENV=("${NODE_ENV[@]}")
 }
 
 # rc_cli N TOOL ARGS...: a RabbitMQ CLI tool against node N
@@ -841,27 +842,8 @@ num.io.threads=2
 log.retention.hours=168
 log.segment.bytes=104857600
 EOF
-  sed "s|\${kafka.logs.dir}|$dir/logs|" >"$dir/log4j.properties" <<'EOF'
-# written by scripts/services.sh
-log4j.rootLogger=INFO, file
-log4j.appender.file=org.apache.log4j.RollingFileAppender
-log4j.appender.file.File=${kafka.logs.dir}/server.log
-log4j.appender.file.MaxFileSize=20MB
-log4j.appender.file.MaxBackupIndex=3
-log4j.appender.file.layout=org.apache.log4j.PatternLayout
-log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
-log4j.logger.kafka.request.logger=WARN
-log4j.logger.state.change.logger=WARN
-log4j.logger.kafka.log.LogCleaner=WARN
-EOF
-  cat >"$KC_DIR/tools-log4j.properties" <<EOF
-# written by scripts/services.sh
-log4j.rootLogger=WARN, stderr
-log4j.appender.stderr=org.apache.log4j.ConsoleAppender
-log4j.appender.stderr.Target=System.err
-log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
-log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
-EOF
+  kafka_log4j "$dir" "$dir/logs"
+  kafka_tools_log4j "$KC_DIR"
   if pid="$(svc_pid "$name")"; then
     log "$name: already running (pid $pid)"
     return 0
