@@ -157,11 +157,6 @@ export class Dispatcher {
     }
   }
 
-  /** True while no crawler has been connected for idleHandBackMs (see there). */
-  get isIdle(): boolean {
-    return this.idle;
-  }
-
   /**
    * The crawler is gone: its tasks go back to the frontier at once, without counting an attempt.
    * When it `crashed` (no goodbye: killed, crashed, lost), the tasks it was working on are struck
