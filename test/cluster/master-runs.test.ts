@@ -51,7 +51,11 @@ describe('master + scheduler + agent on RabbitMQ, Kafka and PostgreSQL', () => {
     env = plane.env;
     topic = plane.topic;
     ({ master, api } = await startMasterRole(plane));
-    scheduler = new TestRole('scheduler', env).start();
+    // At info: when a wait below times out, its message carries what the scheduler last did.
+    scheduler = new TestRole('scheduler', {
+      ...env,
+      ACKCRAWL_LOG_LEVEL: process.env.ACKCRAWL_TEST_LOG_LEVEL ?? 'info',
+    }).start();
     agent = new TestRole('agent', env).start();
     tail = await tailTopic(topic);
   });
@@ -188,7 +192,8 @@ describe('master + scheduler + agent on RabbitMQ, Kafka and PostgreSQL', () => {
       await waitFor(async () => (await run(runId)).state === 'succeeded', {
         timeoutMs: 120_000,
         intervalMs: 500,
-        message: `run ${runId} succeeded (${scheduler.stderr.slice(-2_000)})`,
+        message: async () =>
+          `run ${runId} succeeded (${JSON.stringify(await run(runId))}; ${records(runId).length} records; scheduler: ${scheduler.stderr.slice(-8_000)})`,
       });
       const mine = records(runId);
       const counts = countByUrl(mine);

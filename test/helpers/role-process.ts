@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CLI } from './cli.js';
 
 /** One role (`ackcrawl master`, `scheduler`, `agent`) as its own process, restartable by a test. */
@@ -16,8 +18,12 @@ export class TestRole {
       env: { ...process.env, ...this.env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
+    // ACKCRAWL_TEST_ROLE_LOGS=<dir> keeps each process's whole log there, to read after a failure.
+    const logDir = process.env.ACKCRAWL_TEST_ROLE_LOGS;
+    const logFile = logDir ? join(logDir, `${this.role}-${child.pid ?? 'unknown'}.log`) : null;
     child.stderr?.on('data', (d: Buffer) => {
       this.stderr = (this.stderr + d.toString()).slice(-20_000);
+      if (logFile) appendFileSync(logFile, d);
     });
     this.child = child;
     return this;
