@@ -81,7 +81,8 @@ describe('a full disk (a real tmpfs)', () => {
       // Room for part of the next batch only: its first write is short, the next fails.
       const filler = fillDisk(disk.dir, 24 * 1024);
       const batch = [1, 2, 3].map((i) => record(`https://a.test/${i}`, 20_000));
-      for (let attempt = 0; attempt < 2; attempt++) {
+      let cutBackAt = 0n;
+      for (let attempt = 0; attempt < 3; attempt++) {
         await assert.rejects(sink.write(batch), (err: AppError) => {
           assert.equal(err.code, 'SINK_DISK_FULL');
           assert.equal(err.retriable, true);
@@ -91,6 +92,11 @@ describe('a full disk (a real tmpfs)', () => {
           return true;
         });
         assert.equal(statSync(path).size, durable, 'the failed write was cut back to the durable end');
+        // The first attempt wrote part of the batch and cut it back; a retry on a disk still full
+        // does not touch the file (a reader never sees a fragment, however long the stall).
+        const { mtimeNs } = statSync(path, { bigint: true });
+        if (attempt === 0) cutBackAt = mtimeNs;
+        else assert.equal(mtimeNs, cutBackAt, 'a retry while the disk is full writes nothing');
       }
       freeDisk(filler);
       const checkpoint = await sink.write(batch);

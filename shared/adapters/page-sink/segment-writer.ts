@@ -11,10 +11,12 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
-import { fsyncDir } from '../disk-space.js';
+import { freeBytes, fsyncDir, isDiskFull } from '../disk-space.js';
 
 const fdatasyncAsync = promisify(fdatasync);
 const NEWLINE = 0x0a;
+/** What the last, partly filled block of a file may still take without a free block. */
+const TAIL_BLOCK_BYTES = 4096;
 
 /**
  * One open segment file, written at explicit offsets. It is opened without O_APPEND, under which
@@ -27,6 +29,8 @@ const NEWLINE = 0x0a;
 export class SegmentWriter {
   /** Bytes past `offset` may be on disk from a failed write: cut them before the next write. */
   private dirty = false;
+  /** The last write failed for want of space: the next one first asks whether it can fit. */
+  private full = false;
   /** The directory entry of this file is not known to be durable yet. */
   private nameUnsynced = true;
   private closed = false;
@@ -65,6 +69,7 @@ export class SegmentWriter {
   /** Writes `data` at `offset` and syncs it (and, the first time, the file's name in its directory). */
   async append(data: Buffer): Promise<void> {
     if (this.dirty) this.cutBack();
+    if (this.full) this.refuseWhatCannotFit(data.length);
     try {
       let written = 0;
       while (written < data.length) {
@@ -79,6 +84,7 @@ export class SegmentWriter {
         this.nameUnsynced = false;
       }
     } catch (err) {
+      this.full = isDiskFull(err);
       this.dirty = true;
       try {
         this.cutBack();
@@ -88,6 +94,21 @@ export class SegmentWriter {
       throw err;
     }
     this.end += data.length;
+    this.full = false;
+  }
+
+  /**
+   * On a disk that was full at the last write: a batch that cannot fit in what is free (less the
+   * partial block the file's tail may fill) fails ENOSPC without being written. Otherwise each retry
+   * of a stalled sink would write a fragment and cut it back again, over and over, and a reader of
+   * the segment meanwhile could see the fragment.
+   */
+  private refuseWhatCannotFit(bytes: number): void {
+    const free = freeBytes(dirname(this.path));
+    if (free === null || free + TAIL_BLOCK_BYTES >= bytes) return;
+    throw Object.assign(new Error(`ENOSPC: ${free} bytes free for a write of ${bytes} to ${this.path}`), {
+      code: 'ENOSPC',
+    });
   }
 
   close(): void {
