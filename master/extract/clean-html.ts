@@ -1,10 +1,11 @@
-import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import { AppError } from '../../shared/errors.js';
 import type { CleanedPage } from './cleaned-page.js';
 import { pageLanguage } from './language.js';
 import { blockText } from './main-text.js';
 import { pageMetadata, publishedAtOf } from './page-metadata.js';
+import { dropLayoutWhitespace } from './layout-whitespace.js';
+import { LeanReadability } from './lean-readability.js';
 import { stripUnread } from './strip-unread.js';
 
 export interface CleanOptions {
@@ -26,7 +27,7 @@ export const DEFAULT_MAX_ELEMENTS = 60_000;
  * be built; the caller records that as a page it could not clean.
  */
 export function cleanHtml(html: string, url: string | null, options: CleanOptions = {}): CleanedPage {
-  const stripped = stripUnread(html);
+  const stripped = dropLayoutWhitespace(stripUnread(html));
   const maxElements = options.maxElements ?? DEFAULT_MAX_ELEMENTS;
   // Readability's own limit counts getElementsByTagName('*'), which linkedom answers with none;
   // counting start tags in the text is cheaper anyway, and refuses a hostile page before parsing.
@@ -37,10 +38,10 @@ export function cleanHtml(html: string, url: string | null, options: CleanOption
   const { document } = parseHTML(stripped);
   const meta = pageMetadata(document, url);
   // Readability is typed against the browser's DOM; linkedom implements the parts it uses.
-  const reader = new Readability<unknown>(document as never, {
+  const reader = new LeanReadability<unknown>(document as never, {
     maxElemsToParse: maxElements,
-    // The DOM is thrown away afterwards: no need to keep class names for styling.
-    keepClasses: false,
+    // Only the text is read: removing the class names would be work for nothing.
+    keepClasses: true,
     // The article element itself, so its text can be read block by block.
     serializer: (node) => node,
   });

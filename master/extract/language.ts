@@ -19,10 +19,10 @@ export function pageLanguage(mainText: string, declared: string | null): string 
   return primarySubtag(declared);
 }
 
+const NOT_LETTERS = /\P{L}+/gu;
+
 function countLetters(text: string): number {
-  let n = 0;
-  for (const ch of text) if (/\p{L}/u.test(ch)) n += 1;
-  return n;
+  return text.replace(NOT_LETTERS, '').length;
 }
 
 export function primarySubtag(tag: string | null): string | null {

@@ -20,7 +20,7 @@
  * 50–200 ms, each checking the crawl's politeness, and every runner held against the ceiling that
  * politeness and latency allow.
  *
- * `--extract [--rounds 5]` measures the cleaner instead (extract/main.ts, docs/extract.md): main-
+ * `--extract [--rounds 20]` measures the cleaner instead (extract/main.ts, docs/extract.md): main-
  * text F1 against trafilatura on labelled real pages, and pages cleaned per CPU-second.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

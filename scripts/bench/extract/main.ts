@@ -11,14 +11,14 @@ import {
 } from './run-extract-bench.js';
 
 /**
- * `npm run bench -- --extract [--rounds 5]`: prints a table per page, the means, the speed, one
+ * `npm run bench -- --extract [--rounds 20]`: prints a table per page, the means, the speed, one
  * JSON line with every figure (also .bench/extract.json), and exits 1 if a target is missed; 2,
  * saying why and what to run, when the labelled pages cannot be had.
  */
 export async function extractBenchMain(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { extract: { type: 'boolean' }, rounds: { type: 'string', default: '5' } },
+    options: { extract: { type: 'boolean' }, rounds: { type: 'string', default: '20' } },
   });
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > 1000)
