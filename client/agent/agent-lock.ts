@@ -1,4 +1,13 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { AppError } from '../../shared/errors.js';
 import { readProcStat } from '../../shared/os/proc-stat.js';
@@ -30,7 +39,7 @@ const isAlive = (h: Holder): boolean => {
 };
 
 export interface AgentLock {
-  /** Removes the lock file if it is still this process's. */
+  /** Removes the lock file if it is still this process's, and the agents/ folder if it is empty then. */
   release(): void;
 }
 
@@ -77,8 +86,14 @@ export function acquireAgentLock(dataDir: string, agentId: string): AgentLock {
     return {
       release: () => {
         const holder = readHolder(path);
-        if (holder && holder.pid === me.pid && holder.startTicks === me.startTicks)
-          rmSync(path, { force: true });
+        if (!holder || holder.pid !== me.pid || holder.startTicks !== me.startTicks) return;
+        rmSync(path, { force: true });
+        // An agent that stopped cleanly leaves nothing behind (as its pid file does).
+        try {
+          if (readdirSync(dirname(path)).length === 0) rmdirSync(dirname(path));
+        } catch {
+          // gone already, or another agent's file appeared in it
+        }
       },
     };
   }

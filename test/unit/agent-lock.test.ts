@@ -42,6 +42,7 @@ describe("the agent's lock on its id", () => {
       assert.equal(JSON.parse(readFileSync(path, 'utf8')).pid, process.pid, 'a dead holder’s lock is taken');
       lock.release();
       assert.equal(existsSync(path), false, 'released: the file goes');
+      assert.equal(existsSync(dirname(path)), false, 'and the agents/ folder with it, when empty');
     } finally {
       other.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
