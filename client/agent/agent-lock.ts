@@ -1,16 +1,8 @@
-import {
-  closeSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmdirSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { AppError } from '../../shared/errors.js';
 import { readProcStat } from '../../shared/os/proc-stat.js';
+import { removeAgentFile } from './pid-file.js';
 
 interface Holder {
   pid: number;
@@ -87,13 +79,8 @@ export function acquireAgentLock(dataDir: string, agentId: string): AgentLock {
       release: () => {
         const holder = readHolder(path);
         if (!holder || holder.pid !== me.pid || holder.startTicks !== me.startTicks) return;
-        rmSync(path, { force: true });
         // An agent that stopped cleanly leaves nothing behind (as its pid file does).
-        try {
-          if (readdirSync(dirname(path)).length === 0) rmdirSync(dirname(path));
-        } catch {
-          // gone already, or another agent's file appeared in it
-        }
+        removeAgentFile(path);
       },
     };
   }

@@ -25,14 +25,15 @@ export function writePids(path: string, pids: readonly number[]): void {
     return stat ? [{ pid, startTicks: stat.startTicks }] : [];
   });
   if (entries.length === 0) {
-    removePidFile(path);
+    removeAgentFile(path);
     return;
   }
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   writeFileAtomic(path, `${JSON.stringify(entries)}\n`);
 }
 
-function removePidFile(path: string): void {
+/** Removes a file of `<dataDir>/agents/`, and that folder when nothing else is left in it. */
+export function removeAgentFile(path: string): void {
   rmSync(path, { force: true });
   try {
     if (readdirSync(dirname(path)).length === 0) rmdirSync(dirname(path));
