@@ -2,8 +2,6 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { agentCredential } from '../../shared/config/agent-token.js';
 import { clientToken } from '../../shared/config/cluster-token.js';
 import { loadConfig } from '../../shared/config/load.js';
@@ -18,19 +16,11 @@ import { createAgentApp } from './app.js';
 import { agentHostPolicy } from './host-policy.js';
 import { registerAgentMetrics } from './metrics.js';
 import { createMetricsRegistry } from '../../shared/metrics/registry.js';
-import { agentConfigSchema, killAfterMs, type AgentConfig } from './config.js';
+import { agentConfigSchema, type AgentConfig } from './config.js';
+import { takeHostCrawlers, type HostCrawlers } from '../../shared/processes/host-crawlers.js';
 import { hostFacts } from './host-facts.js';
 import { MasterLink } from './master-link.js';
-import { acquireAgentLock, type AgentLock } from './agent-lock.js';
-import { cleanOrphans, pidFilePath, writePids } from './pid-file.js';
-import { ProcessManager } from './process-manager.js';
 import { processReports } from './process-report.js';
-import { nodeSpawner } from './spawner.js';
-
-const CRAWLER_SCRIPT = fileURLToPath(new URL('../crawler/main.js', import.meta.url));
-
-/** What an orphaned crawler of a previous agent gets after SIGTERM before SIGKILL. */
-const ORPHAN_GRACE_MS = 2_000;
 
 /** How long a starting agent waits for the master's first answer before it runs its own count. */
 const MASTER_WAIT_MS = 10_000;
@@ -48,71 +38,22 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     config.masterUrl === undefined ? null : agentCredential(config.agentToken, config.dataDir);
   const logger = createLogger({ name: 'agent', level: config.logLevel });
   exitOnFault(logger);
-  const agentId = config.agentId ?? `${hostname().replace(/[^A-Za-z0-9._-]/g, '-')}-${config.agentPort}`;
-  // Before the orphans are read: a second live agent with this id would take the first one's crawlers for them.
-  const lock = acquireAgentLock(config.dataDir, agentId);
-  const pidFile = pidFilePath(config.dataDir, agentId);
-  const cleaned = await cleanOrphans(pidFile, ORPHAN_GRACE_MS, logger);
-  if (cleaned.length > 0) logger.info({ pids: cleaned }, 'orphaned crawlers of a previous agent stopped');
-  // A token from the token file is read by each crawler as it starts, so a new one is picked up.
-  const crawlerEnv: NodeJS.ProcessEnv = {
-    ...env,
-    ACKCRAWL_DATA_DIR: resolve(config.dataDir),
-    ...(config.token ? { ACKCRAWL_TOKEN: config.token } : {}),
-  };
-  // A crawler parses hostile pages: it gets the scheduler's token it needs, not the fleet's or
-  // an admin's credentials.
-  delete crawlerEnv.ACKCRAWL_AGENT_TOKEN;
-  delete crawlerEnv.ACKCRAWL_ADMIN_TOKEN;
-  const stopTimeoutMs = killAfterMs(config);
-  let manager: ProcessManager | null = null;
-  const recordPids = (): void => {
-    try {
-      if (manager) writePids(pidFile, manager.pids());
-    } catch (err) {
-      logger.warn({ err, pidFile }, 'could not record crawler pids');
-    }
-  };
-  manager = new ProcessManager({
-    spawn: nodeSpawner(CRAWLER_SCRIPT, crawlerEnv, `${hostname()}-${process.pid}`),
-    logger,
-    stopTimeoutMs,
-    crashLoopCrashes: config.crashLoopCrashes,
-    crashLoopWindowMs: config.crashLoopWindowMs,
-    crashLoopMinUptimeMs: config.crashLoopMinUptimeMs,
-    restartBackoffMs: config.restartBackoffMs,
-    renderProcesses: config.renderProcesses,
-    onChange: recordPids,
-  });
-  const processes = manager;
+  const crawlers = await takeHostCrawlers(config, env, logger);
   if (config.masterUrl === undefined || agentToken === null) {
-    onShutdownSignal(
-      logger,
-      async () => {
-        await processes.stop();
-        lock.release();
-      },
-      stopTimeoutMs + 5_000,
-    );
-    processes.scale(config.processes);
+    onShutdownSignal(logger, () => crawlers.stop(), crawlers.stopTimeoutMs + 5_000);
+    crawlers.manager.scale(config.processes);
     logger.info({ processes: config.processes, renderProcesses: config.renderProcesses }, 'agent running');
     return;
   }
-  await runWithMaster(config, { agentId, agentToken, manager: processes, logger, stopTimeoutMs, lock });
+  await runWithMaster(config, { agentToken, crawlers, logger });
 }
 
 async function runWithMaster(
   config: Readonly<AgentConfig>,
-  deps: {
-    agentId: string;
-    agentToken: string;
-    manager: ProcessManager;
-    logger: Logger;
-    stopTimeoutMs: number;
-    lock: AgentLock;
-  },
+  deps: { agentToken: string; crawlers: HostCrawlers; logger: Logger },
 ): Promise<void> {
-  const { agentId, agentToken, manager, logger } = deps;
+  const { agentToken, crawlers, logger } = deps;
+  const { agentId, manager } = crawlers;
   const masterUrl = config.masterUrl as string;
   let desired: DesiredState | null = null;
   let link: MasterLink | null = null;
@@ -167,15 +108,14 @@ async function runWithMaster(
     logger,
     async () => {
       // Heartbeats go on while the crawlers drain, so the master sees them stopping.
-      await manager.stop();
+      await crawlers.stop();
       await running.close();
       await new Promise<void>((done) => {
         server.close(() => done());
         server.closeAllConnections();
       });
-      deps.lock.release();
     },
-    deps.stopTimeoutMs + 5_000,
+    crawlers.stopTimeoutMs + 5_000,
   );
   // The master's answer says how many processes run; if it does not answer soon, the configured
   // count runs meanwhile and is reconciled once it does.

@@ -1,6 +1,6 @@
 import { clockTicksPerSecond, pageSizeBytes, readProcStat } from '../../shared/os/proc-stat.js';
 import type { ProcessReport } from '../../shared/protocol/agent.js';
-import type { ProcessManager } from './process-manager.js';
+import type { ProcessManager } from '../../shared/processes/process-manager.js';
 
 /** Every slot as the heartbeat reports it: the manager's view plus RSS and CPU from /proc/<pid>/stat. */
 export function processReports(manager: ProcessManager): ProcessReport[] {

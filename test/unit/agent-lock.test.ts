@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { acquireAgentLock, agentLockPath } from '../../client/agent/agent-lock.js';
+import { acquireAgentLock, agentLockPath } from '../../shared/processes/agent-lock.js';
 import { AppError } from '../../shared/errors.js';
 import { readProcStat } from '../../shared/os/proc-stat.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CrashHistory } from '../../client/agent/crash-history.js';
+import { CrashHistory } from '../../shared/processes/crash-history.js';
 import { shownAgentState, shownProcessState } from '../../master/fleet/fleet-view.js';
 import type { AgentRow, ProcessRow } from '../../shared/ports/sql-store.js';
 

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { cleanOrphans, pidFilePath, writePids } from '../../client/agent/pid-file.js';
+import { cleanOrphans, pidFilePath, writePids } from '../../shared/processes/pid-file.js';
 import { silentLogger } from '../../shared/logger.js';
 
 describe("the agent's pid file", () => {

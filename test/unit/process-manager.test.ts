@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { describe, it } from 'node:test';
-import { ProcessManager, RENDER_SLOT_BASE } from '../../client/agent/process-manager.js';
+import { ProcessManager, RENDER_SLOT_BASE } from '../../shared/processes/process-manager.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { DesiredState } from '../../shared/protocol/agent.js';
 import { waitFor } from '../helpers/wait-for.js';

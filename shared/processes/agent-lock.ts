@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { AppError } from '../../shared/errors.js';
-import { readProcStat } from '../../shared/os/proc-stat.js';
+import { AppError } from '../errors.js';
+import { readProcStat } from '../os/proc-stat.js';
 import { removeAgentFile } from './pid-file.js';
 
 interface Holder {

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { writeFileAtomic } from '../../shared/files/atomic-write.js';
-import type { Logger } from '../../shared/logger.js';
-import { readProcStat } from '../../shared/os/proc-stat.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
+import type { Logger } from '../logger.js';
+import { readProcStat } from '../os/proc-stat.js';
 
 interface Entry {
   pid: number;

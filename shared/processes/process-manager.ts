@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
-import type { Logger } from '../../shared/logger.js';
-import type { ProcessState } from '../../shared/ports/sql-store.js';
-import type { DesiredState, ProcessReport } from '../../shared/protocol/agent.js';
-import { crawlerStatsSchema, type CrawlerStats } from '../../shared/protocol/crawler-stats.js';
+import type { Logger } from '../logger.js';
+import type { ProcessState } from '../ports/sql-store.js';
+import type { DesiredState, ProcessReport } from '../protocol/agent.js';
+import { crawlerStatsSchema, type CrawlerStats } from '../protocol/crawler-stats.js';
 import { CrashHistory } from './crash-history.js';
 
 export interface Spawner {
