@@ -1,13 +1,17 @@
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chromiumProblem, DEFAULT_CHROMIUM_PATH } from '../../shared/config/chromium.js';
-import { AppError } from '../../shared/errors.js';
+import { AppError, errorMessage } from '../../shared/errors.js';
 import type { RoleIpcMessage } from '../../shared/protocol/ipc.js';
 import type { CrawlPlan } from '../cli/crawl-options.js';
 import { envName } from '../../shared/config/load.js';
 import { CRAWL_SETTING_KEYS, settingToText, type CrawlSettings } from '../../shared/crawl-settings/index.js';
 import { roleScripts } from './role-scripts.js';
 import { toErrorCode } from '../../shared/error-codes/index.js';
+import { supervisionConfigSchema } from '../../shared/processes/supervision-config.js';
+import { takeHostCrawlers, type HostCrawlers } from '../../shared/processes/host-crawlers.js';
+import { loadConfig } from '../../shared/config/load.js';
+import { createLogger } from '../../shared/logger.js';
 
 export interface EmbeddedCrawlHooks {
   onProgress?: (progress: Record<string, number>) => void;
@@ -87,15 +91,16 @@ export async function runEmbeddedCrawl(
     stdio: ['ignore', 'ignore', stderr, 'ipc'],
     execArgv: ['--max-semi-space-size=8'],
   });
-  let agent: ChildProcess | null = null;
-  const stopAgent = async (): Promise<void> => {
-    if (!agent) return;
-    agent.kill('SIGTERM');
-    await exited(agent);
+  // The agent's part runs in this process: it keeps the crawler processes (restarts a killed one,
+  // stops them at the end) as `ackcrawl agent` does, without a process of its own to start and
+  // to hold memory.
+  let crawlers: Promise<HostCrawlers> | null = null;
+  const stopCrawlers = async (): Promise<void> => {
+    await (await crawlers?.catch(() => null))?.stop();
   };
   const forward = (signal: NodeJS.Signals): void => {
     scheduler.kill('SIGTERM');
-    agent?.kill('SIGTERM');
+    void stopCrawlers();
     process.exitCode = signal === 'SIGINT' ? 130 : 143;
   };
   process.once('SIGINT', forward);
@@ -106,12 +111,18 @@ export async function runEmbeddedCrawl(
       let result: Record<string, number> | null = null;
       scheduler.on('message', (message: RoleIpcMessage) => {
         switch (message.type) {
-          case 'listening':
-            agent = spawn(process.execPath, [roleScripts.agent], {
-              env: { ...env, ACKCRAWL_SCHEDULER_URL: message.url },
-              stdio: ['ignore', 'ignore', stderr],
+          case 'listening': {
+            const agentEnv = { ...env, ACKCRAWL_SCHEDULER_URL: message.url };
+            crawlers = startCrawlers(agentEnv);
+            crawlers.catch((err: unknown) => {
+              scheduler.kill('SIGTERM');
+              fatal ??=
+                err instanceof AppError
+                  ? err
+                  : new AppError('CRAWLERS_FAILED', `the crawlers could not start: ${errorMessage(err)}`);
             });
             return;
+          }
           case 'progress':
             hooks.onProgress?.(message.progress);
             return;
@@ -135,15 +146,27 @@ export async function runEmbeddedCrawl(
           );
       });
     });
-    await stopAgent();
+    await stopCrawlers();
     return { summary };
   } finally {
     process.off('SIGINT', forward);
     process.off('SIGTERM', forward);
-    await stopAgent();
+    await stopCrawlers();
     if (scheduler.exitCode === null && scheduler.signalCode === null) {
       scheduler.kill('SIGTERM');
       await exited(scheduler);
     }
   }
+}
+
+/** The agent's part of an embedded crawl: its crawler processes, started. */
+async function startCrawlers(env: NodeJS.ProcessEnv): Promise<HostCrawlers> {
+  const config = loadConfig(supervisionConfigSchema, env);
+  const crawlers = await takeHostCrawlers(
+    config,
+    env,
+    createLogger({ name: 'agent', level: config.logLevel }),
+  );
+  crawlers.manager.scale(config.processes);
+  return crawlers;
 }

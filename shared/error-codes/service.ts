@@ -32,6 +32,10 @@ export const SERVICE_ERROR_CODES = {
     meaning: 'the embedded scheduler stopped before the crawl completed; run it again to resume',
   },
   SCHEDULER_FAILED: { retriable: true, meaning: 'the scheduler failed at start; its message says why' },
+  CRAWLERS_FAILED: {
+    retriable: true,
+    meaning: 'an embedded crawl could not take its crawler processes in hand at start; its message says why',
+  },
   SCHEDULER_UNREACHABLE: {
     retriable: true,
     meaning: "crawl --cluster or why cannot reach the scheduler's API",
