@@ -121,6 +121,11 @@ const schedulerFields = z.object({
   /** A stall that lasts (outcomes cannot be made durable) is logged again this often. */
   stallLogIntervalMs: field.int(1000).default(SETTLER_DEFAULTS.stallLogIntervalMs),
   exitWhenDone: field.bool().default(false),
+  /**
+   * Serve on this inherited file descriptor, a socket the parent process bound and listens on
+   * (the embedded crawl), instead of binding listenHost:listenPort.
+   */
+  listenFd: field.int(3).optional(),
   /** The robots.txt cache (scheduler/robots; docs/configuration.md). */
   robotsTtlMs: field.int(1).default(ROBOTS_CACHE_DEFAULTS.ttlMs),
   robotsRetryMs: field.int(1).default(ROBOTS_CACHE_DEFAULTS.retryMs),

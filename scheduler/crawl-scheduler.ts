@@ -62,6 +62,12 @@ import type { SchedulerMetrics } from './metrics/scheduler-metrics.js';
 export interface CrawlSchedulerSettings {
   listenHost: string;
   listenPort: number;
+  /**
+   * An inherited listening socket to serve on instead of binding listenHost:listenPort (the
+   * embedded crawl's parent bound it: connections made before the scheduler was ready wait in
+   * the kernel's backlog).
+   */
+  listenFd?: number;
   /** What crawlers and API clients must present (`Authorization: Bearer …`). */
   token: string;
   /** Certificate and key (shared/config/tls.ts): the endpoint and API speak HTTPS/WSS. */
@@ -303,6 +309,7 @@ export class CrawlScheduler implements RunHost {
     this.server = await startWsServer({
       host: settings.listenHost,
       port: settings.listenPort,
+      ...(settings.listenFd !== undefined ? { listenFd: settings.listenFd } : {}),
       token: settings.token,
       tls: settings.tls ?? null,
       hosts,

@@ -82,6 +82,7 @@ export async function main(env: Record<string, string | undefined> = process.env
     settings: {
       listenHost: config.listenHost,
       listenPort: config.listenPort,
+      ...(config.listenFd !== undefined ? { listenFd: config.listenFd } : {}),
       token,
       tls: readTlsServerOptions(config),
       endpoint: {

@@ -1,4 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { CRAWLER_PATH } from '../../shared/protocol/crawler-path.js';
 import { randomBytes } from 'node:crypto';
 import { chromiumProblem, DEFAULT_CHROMIUM_PATH } from '../../shared/config/chromium.js';
 import { AppError, errorMessage } from '../../shared/errors.js';
@@ -85,18 +87,36 @@ export async function runEmbeddedCrawl(
   const token = randomBytes(24).toString('hex');
   const env = roleEnv(plan, token);
   const stderr = hooks.childStderr ?? 'inherit';
-  // A smaller young generation keeps the scheduler's RSS flat for little CPU (see npm run bench).
-  const scheduler = fork(roleScripts.scheduler, [], {
-    env,
-    stdio: ['ignore', 'ignore', stderr, 'ipc'],
-    execArgv: ['--max-semi-space-size=8'],
-  });
+  // The scheduler's port is bound here and handed down, so the crawlers start at once, beside the
+  // scheduler instead of after it: what they send before it is ready waits in the backlog.
+  const listener = await listenOnLoopback();
+  const schedulerUrl = `ws://127.0.0.1:${(listener.address() as AddressInfo).port}${CRAWLER_PATH}`;
+  let scheduler: ChildProcess;
+  try {
+    // A smaller young generation keeps the scheduler's RSS flat for little CPU (see npm run bench).
+    scheduler = fork(roleScripts.scheduler, [], {
+      env: { ...env, ACKCRAWL_LISTEN_FD: String(LISTEN_FD) },
+      stdio: ['ignore', 'ignore', stderr, 'ipc', listenerFd(listener)],
+      execArgv: ['--max-semi-space-size=8'],
+    });
+  } finally {
+    // The scheduler has its copy of the socket; this process must never accept on it.
+    listener.close();
+  }
   // The agent's part runs in this process: it keeps the crawler processes (restarts a killed one,
   // stops them at the end) as `ackcrawl agent` does, without a process of its own to start and
   // to hold memory.
-  let crawlers: Promise<HostCrawlers> | null = null;
+  let fatal: AppError | null = null;
+  const crawlers = startCrawlers({ ...env, ACKCRAWL_SCHEDULER_URL: schedulerUrl });
+  crawlers.catch((err: unknown) => {
+    scheduler.kill('SIGTERM');
+    fatal ??=
+      err instanceof AppError
+        ? err
+        : new AppError('CRAWLERS_FAILED', `the crawlers could not start: ${errorMessage(err)}`);
+  });
   const stopCrawlers = async (): Promise<void> => {
-    await (await crawlers?.catch(() => null))?.stop();
+    await (await crawlers.catch(() => null))?.stop();
   };
   const forward = (signal: NodeJS.Signals): void => {
     scheduler.kill('SIGTERM');
@@ -107,22 +127,11 @@ export async function runEmbeddedCrawl(
   process.once('SIGTERM', forward);
   try {
     const summary = await new Promise<Record<string, number>>((resolve, reject) => {
-      let fatal: AppError | null = null;
       let result: Record<string, number> | null = null;
       scheduler.on('message', (message: RoleIpcMessage) => {
         switch (message.type) {
-          case 'listening': {
-            const agentEnv = { ...env, ACKCRAWL_SCHEDULER_URL: message.url };
-            crawlers = startCrawlers(agentEnv);
-            crawlers.catch((err: unknown) => {
-              scheduler.kill('SIGTERM');
-              fatal ??=
-                err instanceof AppError
-                  ? err
-                  : new AppError('CRAWLERS_FAILED', `the crawlers could not start: ${errorMessage(err)}`);
-            });
+          case 'listening':
             return;
-          }
           case 'progress':
             hooks.onProgress?.(message.progress);
             return;
@@ -157,6 +166,35 @@ export async function runEmbeddedCrawl(
       await exited(scheduler);
     }
   }
+}
+
+/** The scheduler's descriptor in its child: stdin, stdout, stderr, the IPC channel, then this. */
+const LISTEN_FD = 4;
+
+function listenOnLoopback(): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+/**
+ * The descriptor of a listening server, to pass in a child's stdio. Node documents no accessor for
+ * it; the TCP handle's `fd` has been there on every Unix since Node 0.x. Windows has none.
+ */
+function listenerFd(server: Server): number {
+  const fd = (server as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) {
+    throw new AppError(
+      'SCHEDULER_FAILED',
+      'cannot hand the listening socket to the scheduler on this platform',
+    );
+  }
+  return fd;
 }
 
 /** The agent's part of an embedded crawl: its crawler processes, started. */

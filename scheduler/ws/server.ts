@@ -18,6 +18,8 @@ import { CRAWLER_PATH, crawlerUpgradeHandler } from './upgrade.js';
 export interface WsServerOptions extends SessionOptions {
   host: string;
   port: number;
+  /** A listening socket's file descriptor, inherited, to serve on instead of binding host:port. */
+  listenFd?: number;
   /** The bearer token crawlers present on the upgrade. */
   token: string;
   hosts: HostPolicy;
@@ -120,10 +122,12 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningWs
   wss.on('error', (err) => logger.error({ err }, 'websocket server error'));
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
-    http.listen(options.port, options.host, () => {
+    const ready = (): void => {
       http.off('error', reject);
       resolve();
-    });
+    };
+    if (options.listenFd !== undefined) http.listen({ fd: options.listenFd }, ready);
+    else http.listen(options.port, options.host, ready);
   });
   http.on('error', (err) => logger.error({ err }, 'http server error'));
   const address = http.address() as AddressInfo;

@@ -7,7 +7,9 @@ import { bearerMatches } from '../../shared/http/bearer.js';
 import { refuseSocket } from '../../shared/http/refuse-socket.js';
 import { crossOriginProblem, type HostPolicy } from '../../shared/http/request-guards.js';
 
-export const CRAWLER_PATH = '/crawlers';
+import { CRAWLER_PATH } from '../../shared/protocol/crawler-path.js';
+
+export { CRAWLER_PATH };
 
 export interface UpgradeDeps {
   wss: WebSocketServer;
