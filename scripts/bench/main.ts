@@ -35,6 +35,7 @@ import { parseBenchOptions } from './options.js';
 import { addRatios, targetVerdicts, formatTable, skippedResult, type RunnerResult } from './report.js';
 import { planRunners } from './runners.js';
 import { startSiteProcess } from './site-process.js';
+import { warmSite, WARM_UP_PAGES } from './warm-site.js';
 
 if (process.argv.includes('--extract')) process.exit(await extractBenchMain(process.argv.slice(2)));
 if (process.argv.includes('--hosts')) process.exit(await hostsBenchMain(process.argv.slice(2)));
@@ -44,6 +45,8 @@ const say = (text: string): void => void process.stderr.write(`${text}\n`);
 
 const site = await startSiteProcess({ pages: options.pages, seed: options.seed });
 say(`site: ${site.url} (${options.pages} pages, pid ${site.pid}, not counted in the figures)`);
+await warmSite(site, options.pages);
+say(`site: warmed up with its first ${Math.min(options.pages, WARM_UP_PAGES)} pages, before any runner`);
 const plan = planRunners(options, site.url);
 
 const results: RunnerResult[] = [];
