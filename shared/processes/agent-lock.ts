@@ -1,4 +1,13 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { AppError } from '../errors.js';
 import { readProcStat } from '../os/proc-stat.js';
@@ -21,7 +30,7 @@ function readHolder(path: string): Holder | null {
       ? { pid: parsed.pid as number, startTicks: parsed.startTicks as number }
       : null;
   } catch {
-    return null; // gone, or half written by a holder killed while writing it
+    return null; // gone, or garbled
   }
 }
 
@@ -29,6 +38,67 @@ const isAlive = (h: Holder): boolean => {
   const stat = readProcStat(h.pid);
   return stat !== undefined && stat.startTicks === h.startTicks && stat.state !== 'Z';
 };
+
+/**
+ * Creates `path` with `text` in it, whole, unless it exists: written to a file of this process
+ * first, then hard-linked into place (link never replaces a file). False when `path` exists.
+ */
+function createWhole(path: string, text: string): boolean {
+  const temp = `${path}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temp, text, { mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    // The folder went with the last agent's lock this instant (removeAgentFile): make it again.
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileSync(temp, text, { mode: 0o600 });
+  }
+  try {
+    linkSync(temp, path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return false;
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+const pause = (ms: number): void => {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+};
+
+const sameHolder = (a: Holder | null, b: Holder | null): boolean =>
+  a === b || (a !== null && b !== null && a.pid === b.pid && a.startTicks === b.startTicks);
+
+/** A takeover lock older than this was left by an agent killed in the middle of one (microseconds). */
+const STALE_TAKEOVER_MS = 10_000;
+
+/**
+ * Removes the lock file if it still holds `seen`, the stale holder the caller read. Under a
+ * second lock (`<lock>.takeover`), so that two agents that both read the same stale holder cannot
+ * both remove it: the second would remove the lock the first has just taken, and both would run.
+ * Whoever does not get the takeover lock waits a moment and reads the lock file again.
+ */
+function removeStale(path: string, seen: Holder | null): void {
+  const takeover = `${path}.takeover`;
+  let fd: number;
+  try {
+    fd = openSync(takeover, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const age = Date.now() - (statSync(takeover, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+    if (age > STALE_TAKEOVER_MS) rmSync(takeover, { force: true });
+    else pause(10);
+    return;
+  }
+  try {
+    if (sameHolder(readHolder(path), seen)) rmSync(path, { force: true });
+  } finally {
+    closeSync(fd);
+    rmSync(takeover, { force: true });
+  }
+}
 
 export interface AgentLock {
   /** Removes the lock file if it is still this process's, and the agents/ folder if it is empty then. */
@@ -48,41 +118,27 @@ export function acquireAgentLock(dataDir: string, agentId: string): AgentLock {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const self = readProcStat('self');
   const me: Holder = { pid: process.pid, startTicks: self?.startTicks ?? 0 };
-  for (let attempt = 0; attempt < 5; attempt++) {
-    let fd: number;
-    try {
-      fd = openSync(path, 'wx', 0o600);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = readHolder(path);
-      if (holder && isAlive(holder) && holder.pid !== process.pid) {
-        throw new AppError(
-          'AGENT_ID_IN_USE',
-          `another agent (pid ${holder.pid}) runs with id ${agentId} on ${resolve(dataDir)}; give this one its own ACKCRAWL_AGENT_ID or ACKCRAWL_DATA_DIR`,
-          { details: { agentId, pid: holder.pid, lock: path } },
-        );
-      }
-      // Unreadable: its holder may be writing it this instant; a fresh read a moment later decides.
-      if (holder === null && attempt === 0) {
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
-        continue;
-      }
-      rmSync(path, { force: true });
-      continue;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    if (createWhole(path, `${JSON.stringify(me)}\n`)) {
+      return {
+        release: () => {
+          const holder = readHolder(path);
+          if (!holder || holder.pid !== me.pid || holder.startTicks !== me.startTicks) return;
+          // An agent that stopped cleanly leaves nothing behind (as its pid file does).
+          removeAgentFile(path);
+        },
+      };
     }
-    try {
-      writeSync(fd, `${JSON.stringify(me)}\n`);
-    } finally {
-      closeSync(fd);
+    const holder = readHolder(path);
+    if (holder && isAlive(holder) && holder.pid !== process.pid) {
+      throw new AppError(
+        'AGENT_ID_IN_USE',
+        `another agent (pid ${holder.pid}) runs with id ${agentId} on ${resolve(dataDir)}; give this one its own ACKCRAWL_AGENT_ID or ACKCRAWL_DATA_DIR`,
+        { details: { agentId, pid: holder.pid, lock: path } },
+      );
     }
-    return {
-      release: () => {
-        const holder = readHolder(path);
-        if (!holder || holder.pid !== me.pid || holder.startTicks !== me.startTicks) return;
-        // An agent that stopped cleanly leaves nothing behind (as its pid file does).
-        removeAgentFile(path);
-      },
-    };
+    // Dead, reused pid, or garbled (the file is never seen half written: createWhole).
+    removeStale(path, holder);
   }
   throw new AppError(
     'AGENT_ID_IN_USE',

@@ -66,4 +66,50 @@ describe("the agent's lock on its id", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test('agents starting together over a stale lock: exactly one takes it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agent-lock-'));
+    const lockModule = new URL('../../shared/processes/agent-lock.js', import.meta.url).href;
+    // Each contender waits for the same instant, tries, says what it got, and holds a won lock
+    // long enough for every other contender to see it alive.
+    const contender = `
+      const { acquireAgentLock } = await import(${JSON.stringify(lockModule)});
+      while (Date.now() < Number(process.argv[1])) {}
+      try {
+        const lock = acquireAgentLock(process.argv[2], 'same');
+        process.stdout.write('won');
+        setTimeout(() => lock.release(), 2000);
+      } catch (err) {
+        process.stdout.write(err.code);
+      }`;
+    try {
+      for (let round = 0; round < 4; round++) {
+        const dead = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+        const deadPid = await new Promise<number>((resolve) => dead.once('spawn', () => resolve(dead.pid!)));
+        const deadTicks = readProcStat(deadPid)?.startTicks ?? 1;
+        await new Promise((resolve) => dead.once('exit', resolve));
+        writeHolder(agentLockPath(dir, 'same'), { pid: deadPid, startTicks: deadTicks });
+        const at = Date.now() + 1500;
+        const said = await Promise.all(
+          Array.from({ length: 6 }, async () => {
+            const child = spawn(process.execPath, ['--input-type=module', '-e', contender, String(at), dir], {
+              stdio: ['ignore', 'pipe', 'inherit'],
+            });
+            let out = '';
+            child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+            await new Promise((resolve) => child.once('exit', resolve));
+            return out;
+          }),
+        );
+        assert.equal(said.filter((s) => s === 'won').length, 1, `round ${round}: ${said.join(', ')}`);
+        assert.equal(
+          said.filter((s) => s === 'AGENT_ID_IN_USE').length,
+          5,
+          `round ${round}: ${said.join(', ')}`,
+        );
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
