@@ -13,7 +13,10 @@
 // With --cluster: MinIO only of the single-node services (`up minio`, unless ACKCRAWL_SERVICES=skip),
 // then `scripts/services.sh cluster-up` (3 RabbitMQ nodes, 3 Kafka brokers; unless
 // ACKCRAWL_CLUSTER_SERVICES=skip), then the broker-cluster tests alone.
-import { readdirSync, statSync } from 'node:fs';
+// The output is node's TAP; after it come the failed tests again, each with its file and reason
+// (scripts/test-failures-reporter.mjs), and a last line `N passed, N failed, N skipped`.
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -63,7 +66,52 @@ if (cluster) {
     );
   }
 }
-const result = spawnSync(process.execPath, ['--test', '--test-concurrency=1', ...files], {
-  stdio: 'inherit',
-});
+const scratch = mkdtempSync(join(tmpdir(), 'ackcrawl-test-run-'));
+const failuresFile = join(scratch, 'failures.jsonl');
+const result = spawnSync(
+  process.execPath,
+  [
+    '--test',
+    '--test-concurrency=1',
+    '--test-reporter=tap',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=./scripts/test-failures-reporter.mjs',
+    `--test-reporter-destination=${failuresFile}`,
+    ...files,
+  ],
+  { stdio: 'inherit' },
+);
+summarise(failuresFile);
+rmSync(scratch, { recursive: true, force: true });
 process.exit(result.status ?? 1);
+
+/** Prints the failed tests again, a reason cut to its first and last lines, then the totals. */
+function summarise(file) {
+  let lines;
+  try {
+    lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  } catch (error) {
+    console.log(`(no failure summary: ${error.message})`);
+    return;
+  }
+  const failed = lines.filter((l) => l.kind === 'fail');
+  const totals = lines.find((l) => l.kind === 'totals') ?? {};
+  if (failed.length > 0) {
+    console.log(`\nfailed tests (${failed.length}):`);
+    for (const f of failed) {
+      console.log(`- ${f.name}\n  at ${f.file ?? '?'}:${f.line ?? '?'}`);
+      console.log(cut(String(f.reason), 2_000, 4_000).replace(/^/gm, '    '));
+    }
+  }
+  console.log(
+    `${totals.pass ?? 0} passed, ${totals.fail ?? failed.length} failed, ${totals.skipped ?? 0} skipped`,
+  );
+}
+
+function cut(text, head, tail) {
+  if (text.length <= head + tail) return text;
+  return `${text.slice(0, head)}\n[… ${text.length - head - tail} characters …]\n${text.slice(-tail)}`;
+}
