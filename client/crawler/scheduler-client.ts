@@ -10,6 +10,7 @@ import {
   type WireTask,
 } from '../../shared/protocol/messages.js';
 import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
+import { frameMaskFor } from './frame-mask.js';
 
 export interface SchedulerClientOptions {
   url: string;
@@ -74,9 +75,12 @@ export class SchedulerClient {
   private closing: Promise<void> | null = null;
   private idleWaiters: (() => void)[] = [];
   private readonly prefetch: number;
+  /** Zero masks where nothing between us and the scheduler can read the frames (frame-mask.ts). */
+  private readonly generateMask: ((mask: Buffer) => void) | undefined;
 
   constructor(private readonly options: SchedulerClientOptions) {
     this.prefetch = Math.max(2, Math.ceil(options.concurrency / 2));
+    this.generateMask = frameMaskFor(options.url);
   }
 
   start(): void {
@@ -91,6 +95,7 @@ export class SchedulerClient {
       maxPayload: 64 * 1024 * 1024,
       headers: { authorization: `Bearer ${this.options.token}` },
       ...(this.options.ca ? { ca: this.options.ca } : {}),
+      ...(this.generateMask ? { generateMask: this.generateMask } : {}),
     });
     this.ws = ws;
     ws.on('unexpected-response', (_req, res) => this.onRefused(ws, epoch, res));

@@ -4,14 +4,18 @@ import { outcomeHeaderSchema, type OutcomeHeader } from './messages.js';
 /**
  * Binary outcome frame: a 4-byte big-endian header length, the header as JSON, then the page record
  * as one line of JSON. The scheduler validates the header and hands the record bytes to the sink as
- * they are, which spares it parsing and re-serialising every body.
+ * they are, which spares it parsing and re-serialising every body. A record given as its JSON text
+ * is encoded straight into the frame (no buffer of its own to copy).
  */
-export function encodeOutcomeFrame(header: OutcomeHeader, record: Buffer): Buffer {
-  const head = Buffer.from(JSON.stringify(header));
-  const frame = Buffer.allocUnsafe(4 + head.length + record.length);
-  frame.writeUInt32BE(head.length, 0);
-  head.copy(frame, 4);
-  record.copy(frame, 4 + head.length);
+export function encodeOutcomeFrame(header: OutcomeHeader, record: Buffer | string): Buffer {
+  const head = JSON.stringify(header);
+  const headLength = Buffer.byteLength(head);
+  const recordLength = typeof record === 'string' ? Buffer.byteLength(record) : record.length;
+  const frame = Buffer.allocUnsafe(4 + headLength + recordLength);
+  frame.writeUInt32BE(headLength, 0);
+  frame.write(head, 4);
+  if (typeof record === 'string') frame.write(record, 4 + headLength);
+  else record.copy(frame, 4 + headLength);
   return frame;
 }
 

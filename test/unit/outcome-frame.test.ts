@@ -35,6 +35,13 @@ function assertBadFrame(buffer: Buffer, message: RegExp): void {
 }
 
 describe('outcome frame', () => {
+  test('a record given as its JSON text makes the same frame as its bytes, multi-byte characters included', () => {
+    const text = record.toString('utf8');
+    const fromText = encodeOutcomeFrame(header, text);
+    assert.deepEqual(fromText, encodeOutcomeFrame(header, record));
+    assert.deepEqual(decodeOutcomeFrame(fromText).record, record);
+  });
+
   test('round trip: header and record bytes come back as sent', () => {
     const decoded = decodeOutcomeFrame(encodeOutcomeFrame(header, record));
     assert.deepEqual(decoded.header, header);

@@ -56,5 +56,5 @@ export function failureOutcome(task: WireTask, err: unknown, crawlerId: string, 
     links: [],
     status: null,
   };
-  return encodeOutcomeFrame(header, Buffer.from(JSON.stringify(record)));
+  return encodeOutcomeFrame(header, JSON.stringify(record));
 }

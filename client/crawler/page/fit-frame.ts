@@ -23,7 +23,7 @@ export function fitOutcomeFrame(
   rawBody: Buffer | null,
   limitBytes: number,
 ): Buffer {
-  const frame = encodeOutcomeFrame(header, Buffer.from(JSON.stringify(record)));
+  const frame = encodeOutcomeFrame(header, JSON.stringify(record));
   if (frame.length <= limitBytes) return frame;
   if (record.bodyEncoding === 'utf8' && rawBody !== null) {
     const asBase64: PageRecord = {
@@ -32,7 +32,7 @@ export function fitOutcomeFrame(
       bodyEncoding: 'base64',
       charset: null,
     };
-    const smaller = encodeOutcomeFrame(header, Buffer.from(JSON.stringify(asBase64)));
+    const smaller = encodeOutcomeFrame(header, JSON.stringify(asBase64));
     if (smaller.length <= limitBytes) return smaller;
   }
   const message = `the outcome is ${frame.length} bytes, over the ${limitBytes} bytes the scheduler takes in one message`;
@@ -61,5 +61,5 @@ export function fitOutcomeFrame(
     ...(header.status !== undefined ? { status: header.status } : {}),
     ...(header.fetchMs !== undefined ? { fetchMs: header.fetchMs } : {}),
   };
-  return encodeOutcomeFrame(failedHeader, Buffer.from(JSON.stringify(failed)));
+  return encodeOutcomeFrame(failedHeader, JSON.stringify(failed));
 }

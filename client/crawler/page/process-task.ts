@@ -237,5 +237,5 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
   };
   if (ctx.maxFrameBytes !== undefined)
     return fitOutcomeFrame(header, record, page?.body ?? null, ctx.maxFrameBytes);
-  return encodeOutcomeFrame(header, Buffer.from(JSON.stringify(record)));
+  return encodeOutcomeFrame(header, JSON.stringify(record));
 }

@@ -63,5 +63,5 @@ export function notModifiedFrame(f: NotModifiedFetch): Buffer {
     fetchMs: f.durationMs,
     ...(validators ? { validators } : {}),
   };
-  return encodeOutcomeFrame(header, Buffer.from(JSON.stringify(record)));
+  return encodeOutcomeFrame(header, JSON.stringify(record));
 }
