@@ -9,6 +9,8 @@ import type { CrawlPlan } from '../cli/crawl-options.js';
 import { envName } from '../../shared/config/load.js';
 import { CRAWL_SETTING_KEYS, settingToText, type CrawlSettings } from '../../shared/crawl-settings/index.js';
 import { roleScripts } from './role-scripts.js';
+import { processScript } from '../../shared/processes/process-script.js';
+import { roleProcessEnv, SCHEDULER_NODE_FLAGS } from '../../shared/processes/node-flags.js';
 import { toErrorCode } from '../../shared/error-codes/index.js';
 import { supervisionConfigSchema } from '../../shared/processes/supervision-config.js';
 import { takeHostCrawlers, type HostCrawlers } from '../../shared/processes/host-crawlers.js';
@@ -93,11 +95,10 @@ export async function runEmbeddedCrawl(
   const schedulerUrl = `ws://127.0.0.1:${(listener.address() as AddressInfo).port}${CRAWLER_PATH}`;
   let scheduler: ChildProcess;
   try {
-    // A smaller young generation keeps the scheduler's RSS flat for little CPU (see npm run bench).
-    scheduler = fork(roleScripts.scheduler, [], {
-      env: { ...env, ACKCRAWL_LISTEN_FD: String(LISTEN_FD) },
+    scheduler = fork(processScript(roleScripts.scheduler), [], {
+      env: roleProcessEnv({ ...env, ACKCRAWL_LISTEN_FD: String(LISTEN_FD) }),
       stdio: ['ignore', 'ignore', stderr, 'ipc', listenerFd(listener)],
-      execArgv: ['--max-semi-space-size=8'],
+      execArgv: [...SCHEDULER_NODE_FLAGS],
     });
   } finally {
     // The scheduler has its copy of the socket; this process must never accept on it.

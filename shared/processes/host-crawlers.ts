@@ -7,9 +7,10 @@ import { killAfterMs, type SupervisionConfig } from './supervision-config.js';
 import { cleanOrphans, pidFilePath, writePids } from './pid-file.js';
 import { ProcessManager } from './process-manager.js';
 import { nodeSpawner } from './spawner.js';
+import { processScript } from './process-script.js';
 
 // A path, not an import: shared/ never imports a role.
-const CRAWLER_SCRIPT = fileURLToPath(new URL('../../client/crawler/main.js', import.meta.url));
+const CRAWLER_SCRIPT = processScript(fileURLToPath(new URL('../../client/crawler/main.js', import.meta.url)));
 
 /** What an orphaned crawler of a previous agent gets after SIGTERM before SIGKILL. */
 const ORPHAN_GRACE_MS = 2_000;

@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { roleScripts } from '../../embedded/role-scripts.js';
+import { processScript } from '../../../shared/processes/process-script.js';
+import { roleProcessEnv, SCHEDULER_NODE_FLAGS } from '../../../shared/processes/node-flags.js';
 import type { RoleIpcMessage } from '../../../shared/protocol/ipc.js';
 import { RoleProcess } from './role-process.js';
 import { serveEnv, type ServeOptions } from './serve-env.js';
@@ -53,11 +55,10 @@ export async function serve(options: ServeOptions): Promise<void> {
   });
   const scheduler = new RoleProcess({
     name: 'scheduler',
-    script: roleScripts.scheduler,
-    env: () => base,
+    script: processScript(roleScripts.scheduler),
+    env: () => roleProcessEnv(base),
     ipc: true,
-    // A smaller young generation keeps the scheduler's RSS flat for little CPU (see npm run bench).
-    execArgv: ['--max-semi-space-size=8'],
+    execArgv: [...SCHEDULER_NODE_FLAGS],
     stderr,
     restartDelayMs,
     onCrash: crashed('scheduler'),
