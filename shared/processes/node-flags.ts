@@ -1,16 +1,17 @@
 /**
  * How ackcrawl starts the Node processes of its roles, measured with `npm run bench` (peak RSS of
- * the whole process tree, CPU seconds) on 20,000 pages, 2 crawler processes:
+ * the whole process tree, CPU seconds) on 20,000 pages, 2 crawler processes; docs/capacity.md has
+ * the figures. The tree peaked at 515 MB before these three, at 389-404 MB with them.
  * - `--heap-growing-percent=50`: after a full collection the old generation may grow by half of
- *   what survived before the next one, instead of by V8's own factor (up to 4x on a fast machine).
- *   A crawler's live heap is about 25 MB and stays so; with V8's factor its old generation swung
- *   between 25 and 80 MB and each crawler peaked at 155-165 MB RSS, with this flag at 110-116 MB.
- *   The scheduler: 136-140 MB before, 120 after. No CPU cost the bench could tell from its noise.
+ *   what survived before the next one, instead of by V8's own factor (up to 4x when collections
+ *   are fast next to allocation). A crawler's live heap is about 25 MB and stays so; with V8's
+ *   factor its old generation swung between 25 and 80 MB and each crawler peaked at 155-165 MB
+ *   RSS, with this flag at 110-116 MB. The scheduler: 136-140 MB before, 120 after. No CPU cost
+ *   the bench could tell from its noise.
  * - `--max-semi-space-size`: a young generation of 6 MiB (crawlers) and 4 MiB (scheduler) instead
  *   of V8's 16. Crawlers allocate fast and briefly (bodies, records, frames): at 4 MiB they spent
  *   about a quarter more CPU per page, at 6 no more than at 8 and 4 MB less each. The scheduler at
  *   4 MiB: 8 MB less, no CPU that showed.
- * The tree peaked at 515 MB before these three, and at 391-404 MB with them.
  * - `MALLOC_ARENA_MAX=2` (unless set already): glibc gives each thread that allocates an arena
  *   of its own; V8's and libuv's threads leave them partly used. About 5 MB less per process.
  */
