@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { VALIDATORS_INDEX_DEFAULTS } from './recrawl/validators-index.js';
 import { field } from '../shared/config/load.js';
+import { MAX_SHARDS } from '../shared/adapters/frontier/rabbitmq/shards.js';
 import { amqpUrlsSchema } from '../shared/config/amqp-connect.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../shared/lifecycle/drain.js';
 import { kafkaSettingsSchema } from '../shared/config/kafka-settings.js';
@@ -65,6 +66,13 @@ const schedulerFields = z.object({
     .string()
     .regex(/^[A-Za-z0-9._-]{1,100}$/)
     .default('ackcrawl'),
+  /**
+   * Shards the hosts are split into among the schedulers of the prefix (1: not split). Above 1,
+   * each shard is consumed by one scheduler, chosen by rendezvous hashing among those with
+   * crawlers, so each host has one scheduler for its politeness (docs/cluster.md, "Several
+   * schedulers"). Every scheduler of a prefix needs the same number.
+   */
+  shards: field.int(1).max(MAX_SHARDS).default(1),
   /**
    * The control plane (scheduler/runs/run-sync.ts): the SQL store with the runs this scheduler
    * serves (`sqlUrl`, ACKCRAWL_SQL_URL; unset: SQLite `<dataDir>/ackcrawl.db`, the master's

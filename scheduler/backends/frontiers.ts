@@ -7,6 +7,7 @@ import { readTlsCa } from '../../shared/config/tls.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Frontier } from '../../shared/ports/frontier.js';
 import type { SchedulerConfig } from '../config.js';
+import { schedulerIdFor } from '../runs/scheduler-id.js';
 import type { PublishTimer } from '../../shared/metrics/publish-latency.js';
 
 export async function openFrontier(
@@ -38,6 +39,9 @@ export async function openFrontier(
     // outcomes being settled; room for all three keeps the buffer full while batches settle.
     prefetch: config.bufferSize * 3,
     leaseMs: config.leaseMs,
+    // Hosts split among schedulers: the id is this scheduler's, so a restart wins the same shards.
+    shards: config.shards,
+    memberId: schedulerIdFor(config.schedulerId, config.dataDir),
     logger: logger.child({ module: 'rabbitmq' }),
     ...(publishTimer ? { publishTimer } : {}),
   });

@@ -107,6 +107,9 @@ export const SERVICE_ERROR_CODES = {
     meaning: 'retry delay buckets that are not positive whole milliseconds',
   },
   FRONTIER_BAD_PREFETCH: { retriable: false, meaning: 'a prefetch out of range' },
+  FRONTIER_BAD_SHARDS: { retriable: false, meaning: 'a shard count out of range (ACKCRAWL_SHARDS)' },
+  FRONTIER_BAD_MEMBER_ID: { retriable: false, meaning: 'a scheduler id a sharded prefix cannot use' },
+  FRONTIER_BAD_HEARTBEAT: { retriable: false, meaning: 'a shard heartbeat interval out of range' },
   FRONTIER_BAD_PREFIX: {
     retriable: false,
     meaning: 'a queue prefix with characters RabbitMQ names cannot hold',

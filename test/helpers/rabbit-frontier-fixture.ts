@@ -30,6 +30,8 @@ export interface RabbitFixture extends FrontierFixture {
   open: (overrides?: Partial<RabbitFrontierOptions>) => Promise<RabbitFrontier>;
   /** Cuts every open frontier's connection as kill -9 would; they cannot reconnect afterwards. */
   crashAll: () => void;
+  /** Cuts one frontier's connection as kill -9 would; it cannot reconnect afterwards. */
+  crash: (frontier: RabbitFrontier) => void;
   /** Cuts every open frontier's connection as a network fault would; they reconnect. */
   cutAll: () => void;
 }
@@ -89,6 +91,9 @@ export async function makeRabbitFixture(
     ledgerPath,
     open,
     crashAll,
+    crash: (frontier) => {
+      for (const o of opened) if (o.frontier === frontier) o.cut(true);
+    },
     cutAll: () => {
       for (const o of opened) o.cut(false);
     },
@@ -130,9 +135,10 @@ export async function makeRabbitFixture(
           for (const run of await o.frontier.runs().catch(() => [])) runIds.add(run.runId);
           await o.frontier.close();
         }
+        const shards = overrides.shards ?? 1;
         await admin.deleteQueuesAndClose(
-          allQueueNames(prefix, TEST_BUCKETS_MS, [...runIds]),
-          allExchangeNames(prefix, TEST_BUCKETS_MS),
+          allQueueNames(prefix, TEST_BUCKETS_MS, [...runIds], shards),
+          allExchangeNames(prefix, TEST_BUCKETS_MS, shards),
         );
       } finally {
         rmSync(dir, { recursive: true, force: true });

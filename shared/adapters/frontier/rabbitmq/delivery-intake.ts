@@ -66,7 +66,7 @@ export class DeliveryIntake {
     }
     if (task.notBefore !== undefined && task.notBefore > deps.clock()) {
       const bucket = bucketFor(deps.buckets, task.notBefore - deps.clock());
-      void this.move(link, message, deps.names.wait(bucket), taskRoutingKey(task), null, 'delay');
+      void this.move(link, message, deps.names.wait(bucket), taskRoutingKey(deps.names, task), null, 'delay');
       return;
     }
     deps.book.add({
@@ -100,7 +100,9 @@ export class DeliveryIntake {
     }
     void deps
       .ensureRunQueues(link, task.runId)
-      .then(() => this.move(link, message, deps.names.readyExchange, taskRoutingKey(task), null, 'orphan'))
+      .then(() =>
+        this.move(link, message, deps.names.readyExchange, taskRoutingKey(deps.names, task), null, 'orphan'),
+      )
       .catch((err: unknown) => {
         deps.logger.warn({ err, runId: task.runId }, 'could not route an orphaned task; handing it back');
         requeueOn(link, message);

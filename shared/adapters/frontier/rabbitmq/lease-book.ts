@@ -125,14 +125,41 @@ export class LeaseBook {
 
   /** Takes out every buffered delivery of a run (paused or cancelled), to be handed back. */
   takeRun(runId: string): Delivery[] {
+    return this.takeWhere((d) => d.task.runId === runId);
+  }
+
+  /** Takes out every buffered delivery `which` picks (of a shard given up, say), to be handed back. */
+  takeWhere(which: (delivery: Delivery) => boolean): Delivery[] {
     const taken: Delivery[] = [];
     for (let p = 0; p < LEVELS; p++) {
       const level = this.levels[p] ?? [];
-      this.levels[p] = level.filter((d) => d.task.runId !== runId || (taken.push(d), false));
+      this.levels[p] = level.filter((d) => !which(d) || (taken.push(d), false));
     }
     this.bufferedCount -= taken.length;
     for (const d of taken) this.forget(d);
     return taken;
+  }
+
+  /** Deliveries `which` picks that are out of the buffer and not finished: leased, being settled or set aside. */
+  outWhere(which: (delivery: Delivery) => boolean): number {
+    let n = 0;
+    for (const held of this.leases.values()) if (which(held)) n += 1;
+    for (const held of this.settling) if (which(held)) n += 1;
+    for (const delivery of this.parking) if (which(delivery)) n += 1;
+    return n;
+  }
+
+  /** Every delivery held here (buffered or out), counted per run. */
+  heldPerRun(): Record<string, number> {
+    const per: Record<string, number> = {};
+    const count = (d: Delivery): void => {
+      per[d.task.runId] = (per[d.task.runId] ?? 0) + 1;
+    };
+    for (const level of this.levels) level.forEach(count);
+    this.leases.forEach(count);
+    this.settling.forEach(count);
+    this.parking.forEach(count);
+    return per;
   }
 
   /** A set-aside copy is confirmed and the delivery acked: it leaves the book. */

@@ -2,11 +2,14 @@ import { clampLevel } from '../../../protocol/task-priority.js';
 import type { NewTask } from '../../../protocol/task.js';
 import type { Outgoing } from './publisher.js';
 import { encodeTaskMessage, newTaskMessage, type TaskMessage } from './task-message.js';
-import { bucketFor, routingKey, type QueueNames } from './topology.js';
+import { bucketFor, type QueueNames } from './topology.js';
 
-/** The routing key of a task: its run and level (see topology.ts). */
-export function taskRoutingKey(task: Pick<TaskMessage, 'runId' | 'priority'>): string {
-  return routingKey(task.runId, clampLevel(task.priority));
+/** The routing key of a task: its run, level and (hosts split among schedulers) shard, see topology.ts. */
+export function taskRoutingKey(
+  names: QueueNames,
+  task: Pick<TaskMessage, 'runId' | 'priority' | 'host'>,
+): string {
+  return names.routingKey(task.runId, clampLevel(task.priority), names.shardOf(task.host));
 }
 
 /** Builds what push and settle publish: where each message goes, and with what. */
@@ -61,7 +64,7 @@ export class OutgoingMessages {
     if (delayMs <= 0) return this.ready(message);
     return {
       exchange: this.names.wait(bucketFor(this.buckets, delayMs)),
-      routingKey: taskRoutingKey(message),
+      routingKey: taskRoutingKey(this.names, message),
       body: encodeTaskMessage({ ...message, notBefore: now + delayMs }),
     };
   }
@@ -69,7 +72,7 @@ export class OutgoingMessages {
   private ready(message: TaskMessage): Outgoing {
     return {
       exchange: this.names.readyExchange,
-      routingKey: taskRoutingKey(message),
+      routingKey: taskRoutingKey(this.names, message),
       body: encodeTaskMessage(message),
     };
   }

@@ -1,9 +1,8 @@
-import { PRIORITY_LEVELS } from '../../../protocol/task-priority.js';
 import type { Link } from './broker-link.js';
-import type { QueueNames } from './topology.js';
+import { runQueueNames, type QueueNames } from './topology.js';
 
 export interface QueueCountsValue {
-  /** Ready messages in each run's level queues, not delivered to any consumer. */
+  /** Ready messages in each run's level queues (of every shard), not delivered to any consumer. */
   runs: ReadonlyMap<string, number>;
   /** Messages waiting in the delay queues (of every run: they are shared). */
   waiting: number;
@@ -44,8 +43,8 @@ export class QueueCounts {
     const runs = new Map<string, number>();
     for (const runId of runIds) {
       let n = 0;
-      for (let level = 0; level < PRIORITY_LEVELS; level++) {
-        n += (await channel.checkQueue(this.names.run(runId, level))).messageCount;
+      for (const queue of runQueueNames(this.names, runId)) {
+        n += (await channel.checkQueue(queue)).messageCount;
       }
       runs.set(runId, n);
     }

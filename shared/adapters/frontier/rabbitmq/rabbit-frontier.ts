@@ -34,6 +34,8 @@ import {
 } from './rabbit-options.js';
 import { checkOldLayout } from './old-layout.js';
 import { runStats } from './run-stats.js';
+import { ShardMembership } from './shard-membership.js';
+import { shardsOwnedBy } from './shards.js';
 import { assertRunQueues, assertTopology, queueNames, runQueueNames, type QueueNames } from './topology.js';
 
 export { MAX_LEASE_MS, type RabbitFrontierOptions } from './rabbit-options.js';
@@ -51,6 +53,9 @@ export interface RabbitFrontier extends Frontier {
   readonly heldDeliveries: number;
   /** False while setDemand(false) holds: no run's queues are consumed. */
   readonly demanded: boolean;
+  /** The shards whose queues this process consumes now (always [0] when hosts are not split). */
+  readonly ownedShards: readonly number[];
+  setDemand(wanted: boolean): Promise<void>;
 }
 
 /** A host that can take its task within this long keeps it in the window. */
@@ -62,10 +67,10 @@ const ARRIVAL_WAIT_MS = 100;
 
 type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'>;
 
-/** What one link has declared and consumes: runs whose queues exist, and consumer tags per run. */
+/** What one link has declared and consumes: runs whose queues exist, and consumer tags per run and shard. */
 interface LinkRuns {
   declared: Map<string, Promise<void>>;
-  consuming: Map<string, Promise<string[]>>;
+  consuming: Map<string, Map<number, Promise<string[]>>>;
 }
 
 /**
@@ -121,11 +126,31 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private arrivalWaiters: (() => void)[] = [];
   /** See setDemand: while false, no run's queues are consumed. */
   private demand = true;
+  /** Hosts split among the schedulers of the prefix (see shards.ts): who the others are. */
+  private readonly membership: ShardMembership | null;
+  /** Shards whose queues this process consumes: shard 0 for good when hosts are not split. */
+  private readonly owned = new Set<number>();
+  /** Shards given up whose leases are still out: announced as held, so no one takes them yet. */
+  private readonly draining = new Set<number>();
+  private shardTimer: NodeJS.Timeout | null = null;
+  private rebalancing = false;
+  /** Per run, since when (Date.now()) it has looked empty everywhere (see stats). */
+  private readonly emptySince = new Map<string, number>();
 
   constructor(options: RabbitFrontierOptions) {
     const opts = (this.opts = resolveOptions(options));
     this.retryDelayBucketsMs = opts.buckets;
-    this.queues = queueNames(opts.prefix);
+    this.queues = queueNames(opts.prefix, opts.shards);
+    this.membership =
+      opts.shards > 1
+        ? new ShardMembership({
+            id: opts.memberId,
+            names: this.queues,
+            heartbeatMs: opts.shardHeartbeatMs,
+            logger: options.logger,
+          })
+        : null;
+    if (this.membership === null) this.owned.add(0);
     this.clock = opts.clock;
     this.log = options.logger;
     const token = randomBytes(6).toString('base64url');
@@ -195,6 +220,10 @@ class RabbitFrontierImpl implements RabbitFrontier {
     return this.setAside;
   }
 
+  get ownedShards(): readonly number[] {
+    return [...this.owned].sort((a, b) => a - b);
+  }
+
   async start(): Promise<void> {
     try {
       await this.link.start();
@@ -202,6 +231,10 @@ class RabbitFrontierImpl implements RabbitFrontier {
       await this.link.close();
       this.ledger.close();
       throw err;
+    }
+    if (this.membership !== null) {
+      this.shardTimer = setInterval(() => this.shardTick(), this.opts.shardHeartbeatMs);
+      this.shardTimer.unref();
     }
   }
 
@@ -326,10 +359,12 @@ class RabbitFrontierImpl implements RabbitFrontier {
   /** Ready messages in the queues this link consumes. */
   private async readyInActiveRuns(link: Link): Promise<number> {
     let ready = 0;
-    for (const [runId, tags] of this.linkRunsOf(link).consuming) {
-      await tags;
-      for (const queue of runQueueNames(this.queues, runId)) {
-        ready += (await link.channel.checkQueue(queue)).messageCount;
+    for (const [runId, shards] of this.linkRunsOf(link).consuming) {
+      for (const [shard, tags] of shards) {
+        await tags;
+        for (const queue of runQueueNames(this.queues, runId, shard)) {
+          ready += (await link.channel.checkQueue(queue)).messageCount;
+        }
       }
     }
     return ready;
@@ -440,12 +475,15 @@ class RabbitFrontierImpl implements RabbitFrontier {
     } catch (err) {
       throw unavailable('stats', err);
     }
+    const membership = this.membership;
     const perRun = runStats(runs, {
       queued: queued.runs,
       waiting: queued.waiting + this.intake.moving + this.book.parked,
       bufferedOf: (id) => this.book.bufferedOf(id),
-      leasedOf: (id) => this.book.leasedOf(id),
+      leasedOf: (id) => this.book.leasedOf(id) + (membership?.busyElsewhere(id) ?? 0),
+      ...(membership === null ? {} : { split: true }),
     });
+    if (membership !== null) this.holdOffEmpty(perRun);
     if (runId !== undefined) {
       return (
         perRun.get(runId) ?? { ready: 0, delayed: 0, leased: 0, done: 0, failed: 0, total: 0, cancelled: 0 }
@@ -483,10 +521,16 @@ class RabbitFrontierImpl implements RabbitFrontier {
       this.demand = wanted;
       const link = this.link.current;
       if (link === null) return;
-      for (const run of this.ledger.runs()) {
-        if (run.state === 'cancelled') continue;
-        if (wanted) await this.ensureRunQueues(link, run.runId);
-        else await this.stopConsuming(link, run.runId);
+      if (this.membership !== null) {
+        // The shards go to schedulers with crawlers; this one takes its share again when it has some.
+        if (!wanted) for (const shard of [...this.owned]) await this.giveUp(link, shard);
+        this.beat(link);
+      } else {
+        for (const run of this.ledger.runs()) {
+          if (run.state === 'cancelled') continue;
+          if (wanted) await this.ensureRunQueues(link, run.runId);
+          else await this.stopConsuming(link, run.runId);
+        }
       }
       this.log.info(
         { demand: wanted },
@@ -545,6 +589,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
    */
   close(): Promise<void> {
     return (this.closing ??= (async () => {
+      if (this.shardTimer !== null) clearInterval(this.shardTimer);
       await within(this.tail, 5_000);
       const back = this.book.drain();
       for (const delivery of back) requeueOn(delivery.link, delivery.message);
@@ -569,6 +614,12 @@ class RabbitFrontierImpl implements RabbitFrontier {
     this.linkRuns.set(link, { declared: new Map(), consuming: new Map() });
     this.publisher.attach(link);
     this.counts.invalidate();
+    if (this.membership !== null) {
+      // A new link consumes nothing yet: shards are taken once the others have been heard.
+      this.owned.clear();
+      this.draining.clear();
+      await this.membership.attach(link);
+    }
     // Per consumer (quorum queues have no channel-wide prefetch): each level queue of each run.
     await channel.prefetch(this.opts.prefetch);
     await channel.consume(
@@ -586,6 +637,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
         await this.ensureRunQueues(link, run.runId);
       }
     }
+    if (this.membership !== null) this.beat(link);
   }
 
   /**
@@ -601,18 +653,25 @@ class RabbitFrontierImpl implements RabbitFrontier {
       declared.catch(() => runs.declared.delete(runId));
     }
     return declared.then(async () => {
-      if (this.demand && this.ledger.stateOf(runId) === 'active' && !runs.consuming.has(runId)) {
-        const tags = this.consumeRun(link, runId);
-        runs.consuming.set(runId, tags);
-        tags.catch(() => runs.consuming.delete(runId));
+      if (!this.demand || this.ledger.stateOf(runId) !== 'active') return;
+      for (const shard of [...this.owned]) {
+        let shards = runs.consuming.get(runId);
+        if (shards === undefined) runs.consuming.set(runId, (shards = new Map()));
+        let tags = shards.get(shard);
+        if (tags === undefined) {
+          const forShard = shards;
+          tags = this.consumeQueues(link, runQueueNames(this.queues, runId, shard));
+          forShard.set(shard, tags);
+          tags.catch(() => forShard.delete(shard));
+        }
         await tags;
       }
     });
   }
 
-  private async consumeRun(link: Link, runId: string): Promise<string[]> {
+  private async consumeQueues(link: Link, queues: readonly string[]): Promise<string[]> {
     const tags: string[] = [];
-    for (const queue of runQueueNames(this.queues, runId)) {
+    for (const queue of queues) {
       const { consumerTag } = await link.channel.consume(
         queue,
         (message) => {
@@ -633,20 +692,138 @@ class RabbitFrontierImpl implements RabbitFrontier {
    */
   private async stopConsuming(link: Link, runId: string): Promise<void> {
     const runs = this.linkRunsOf(link);
-    const tags = runs.consuming.get(runId);
+    const shards = runs.consuming.get(runId);
     runs.consuming.delete(runId);
-    if (tags !== undefined) {
-      try {
-        for (const tag of await tags) await link.channel.cancel(tag);
-      } catch (err) {
-        throw unavailable('stop consuming', err);
-      }
+    await this.cancelConsumers(link, [...(shards?.values() ?? [])]);
+    this.handBackBuffered(this.book.takeRun(runId));
+  }
+
+  /** Like stopConsuming, for one shard of every run: the shard is given up. */
+  private async stopConsumingShard(link: Link, shard: number): Promise<void> {
+    const cancelled: Promise<string[]>[] = [];
+    for (const shards of this.linkRunsOf(link).consuming.values()) {
+      const tags = shards.get(shard);
+      shards.delete(shard);
+      if (tags !== undefined) cancelled.push(tags);
     }
-    const back = this.book.takeRun(runId);
+    await this.cancelConsumers(link, cancelled);
+    this.handBackBuffered(this.book.takeWhere(this.inShard(shard)));
+  }
+
+  private async cancelConsumers(link: Link, consumers: readonly Promise<string[]>[]): Promise<void> {
+    try {
+      for (const tags of consumers) {
+        for (const tag of await tags) await link.channel.cancel(tag);
+      }
+    } catch (err) {
+      throw unavailable('stop consuming', err);
+    }
+  }
+
+  private handBackBuffered(back: readonly Delivery[]): void {
     for (const delivery of back) requeueOn(delivery.link, delivery.message);
     if (back.length > 0) {
       this.handedBack = true;
       this.counts.invalidate();
+    }
+  }
+
+  private inShard(shard: number): (delivery: Delivery) => boolean {
+    return (delivery) => this.queues.shardOf(delivery.task.host) === shard;
+  }
+
+  /** Stops consuming a shard; while its leases are out it stays announced as held (draining). */
+  private async giveUp(link: Link, shard: number): Promise<void> {
+    await this.stopConsumingShard(link, shard);
+    this.owned.delete(shard);
+    if (this.book.outWhere(this.inShard(shard)) > 0) this.draining.add(shard);
+  }
+
+  /** Every heartbeat: say what this process holds, then see whether shards should move. */
+  private shardTick(): void {
+    const link = this.link.current;
+    if (link === null || this.closing !== null || this.membership === null) return;
+    this.beat(link);
+    if (this.rebalancing) return;
+    this.rebalancing = true;
+    void this.exclusive('rebalance', () => this.rebalance(link))
+      .catch((err: unknown) =>
+        this.log.warn({ err }, 'could not move shards; trying again at the next heartbeat'),
+      )
+      .finally(() => {
+        this.rebalancing = false;
+      });
+  }
+
+  private beat(link: Link): void {
+    this.membership?.beat(link, [...this.owned, ...this.draining], this.demand, this.book.heldPerRun());
+  }
+
+  /**
+   * Shards follow rendezvous hashing over the schedulers that want work. One this process no longer
+   * wins is given up: its consumers cancelled, its buffered deliveries handed back, its leases left
+   * to settle (it stays announced as held until they have). One it wins is taken once no other
+   * scheduler announces it, so two never hand out the same host's tasks at once.
+   */
+  private async rebalance(link: Link): Promise<void> {
+    const membership = this.membership;
+    if (membership === null || !link.alive || this.link.current !== link) return;
+    await membership.sweep(link);
+    for (const shard of [...this.draining]) {
+      if (this.book.outWhere(this.inShard(shard)) === 0) this.draining.delete(shard);
+    }
+    if (!membership.settled) return;
+    const wanted = new Set(
+      this.demand ? shardsOwnedBy(membership.id, membership.candidates(true), this.queues.shards) : [],
+    );
+    const given: number[] = [];
+    for (const shard of [...this.owned]) {
+      if (wanted.has(shard)) continue;
+      await this.giveUp(link, shard);
+      given.push(shard);
+    }
+    const taken: number[] = [];
+    for (const shard of wanted) {
+      if (this.owned.has(shard) || this.draining.has(shard) || membership.heldByOther(shard)) continue;
+      this.owned.add(shard);
+      taken.push(shard);
+    }
+    if (taken.length > 0) {
+      for (const run of this.ledger.runs()) {
+        if (run.state === 'active') await this.ensureRunQueues(link, run.runId);
+      }
+    }
+    if (given.length + taken.length === 0) return;
+    this.counts.invalidate();
+    this.beat(link);
+    this.log.info(
+      {
+        taken,
+        given,
+        owned: this.ownedShards,
+        draining: [...this.draining],
+        schedulers: membership.peerCount + 1,
+      },
+      'shards moved',
+    );
+  }
+
+  /**
+   * A run seen empty (nothing ready, delayed or held anywhere) counts one task ready until it has
+   * stayed so for three heartbeats: a peer that just took its last delivery from the broker says
+   * so only at its next heartbeat, and the run must not look finished meanwhile.
+   */
+  private holdOffEmpty(perRun: Map<string, FrontierStats>): void {
+    const now = Date.now();
+    const quietMs = this.opts.shardHeartbeatMs * 3;
+    for (const [runId, stats] of perRun) {
+      if (stats.ready + stats.delayed + stats.leased > 0 || stats.total === 0) {
+        this.emptySince.delete(runId);
+        continue;
+      }
+      const since = this.emptySince.get(runId) ?? now;
+      this.emptySince.set(runId, since);
+      if (now - since < quietMs) perRun.set(runId, { ...stats, ready: 1 });
     }
   }
 
@@ -664,6 +841,13 @@ class RabbitFrontierImpl implements RabbitFrontier {
 
   private onLinkDown(link: Link): void {
     const dropped = this.book.dropLink(link);
+    if (this.membership !== null) {
+      // Its consumers and its heartbeat queue went with the connection: the broker gave its
+      // deliveries back, and the others will take its shards once their sweep sees the queue gone.
+      this.membership.detach();
+      this.owned.clear();
+      this.draining.clear();
+    }
     this.counts.invalidate();
     if (this.closing === null) {
       this.log.warn(
@@ -704,7 +888,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
   /** The window lease() fills: the prefetch of each level queue of each active run. */
   private windowSize(): number {
     const active = this.ledger.runs().filter((r) => r.state === 'active').length;
-    return this.opts.prefetch * PRIORITY_LEVELS * Math.max(1, active);
+    return this.opts.prefetch * PRIORITY_LEVELS * Math.max(1, active) * Math.max(1, this.owned.size);
   }
 
   private linkRunsOf(link: Link): LinkRuns {

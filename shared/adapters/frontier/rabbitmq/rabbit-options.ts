@@ -3,6 +3,8 @@ import type { Logger } from '../../../logger.js';
 import { assertLeaseMs } from '../task-input.js';
 import type { Connect } from './broker-link.js';
 import type { BrokerUrls } from './broker-urls.js';
+import { randomBytes } from 'node:crypto';
+import { MAX_SHARDS } from './shards.js';
 import { checkBuckets, DEFAULT_RETRY_DELAY_BUCKETS_MS } from './topology.js';
 
 /**
@@ -45,10 +47,23 @@ export interface RabbitFrontierOptions {
   statsCacheMs?: number;
   /** Times each publish until its confirms (`ackcrawl_rabbitmq_publish_duration_seconds`). */
   publishTimer?: PublishTimer;
+  /**
+   * Shards the hosts are split into among the schedulers of the prefix, 1..MAX_SHARDS (see
+   * shards.ts); 1 (not split: every scheduler consumes every host) unless given. Every scheduler
+   * of a prefix needs the same number.
+   */
+  shards?: number;
+  /** This scheduler among those of the prefix (its schedulerId): stable, so it wins the same shards after a restart. Random unless given. */
+  memberId?: string;
+  /** How often the schedulers of a sharded prefix beat; 1 s unless given. */
+  shardHeartbeatMs?: number;
 }
 
 export interface ResolvedOptions {
   prefix: string;
+  shards: number;
+  memberId: string;
+  shardHeartbeatMs: number;
   prefetch: number;
   leaseMs: number;
   buckets: number[];
@@ -73,8 +88,32 @@ export function resolveOptions(options: RabbitFrontierOptions): ResolvedOptions 
       `queuePrefix must be 1-180 of [A-Za-z0-9_.:-], got ${prefix}`,
     );
   }
+  const shards = options.shards ?? 1;
+  if (!Number.isInteger(shards) || shards < 1 || shards > MAX_SHARDS) {
+    throw new InvalidInputError(
+      'FRONTIER_BAD_SHARDS',
+      `shards must be a whole number in 1..${MAX_SHARDS}, got ${shards}`,
+    );
+  }
+  const memberId = options.memberId ?? randomBytes(8).toString('hex');
+  if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(memberId)) {
+    throw new InvalidInputError(
+      'FRONTIER_BAD_MEMBER_ID',
+      `the scheduler id must be 1-128 of [A-Za-z0-9_.:-], got ${memberId}`,
+    );
+  }
+  const shardHeartbeatMs = options.shardHeartbeatMs ?? 1_000;
+  if (!Number.isInteger(shardHeartbeatMs) || shardHeartbeatMs < 50 || shardHeartbeatMs > 60_000) {
+    throw new InvalidInputError(
+      'FRONTIER_BAD_HEARTBEAT',
+      `shardHeartbeatMs must be whole milliseconds in 50..60000, got ${shardHeartbeatMs}`,
+    );
+  }
   return {
     prefix,
+    shards,
+    memberId,
+    shardHeartbeatMs,
     prefetch,
     leaseMs,
     buckets: checkBuckets(options.retryDelayBucketsMs ?? DEFAULT_RETRY_DELAY_BUCKETS_MS),

@@ -8,6 +8,11 @@ export interface RunStatsInputs {
   waiting: number;
   bufferedOf: (runId: string) => number;
   leasedOf: (runId: string) => number;
+  /**
+   * Hosts are split among schedulers: this ledger's pending tasks may be finished by another
+   * scheduler, so what no count shows is not taken to be on its way (only the delay queues count).
+   */
+  split?: boolean;
 }
 
 /**
@@ -43,7 +48,7 @@ export function runStats(runs: readonly LedgerRun[], inputs: RunStatsInputs): Ma
     if (unseen > 0) {
       delayed = Math.min(unseen, waiting);
       waiting -= delayed;
-      ready += unseen - delayed;
+      if (inputs.split !== true) ready += unseen - delayed;
     }
     out.set(runId, { ready, delayed, leased, done, failed, total, cancelled: 0 });
   }

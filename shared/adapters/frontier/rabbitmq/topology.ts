@@ -1,6 +1,7 @@
 import type { Channel } from 'amqplib';
 import { InvalidInputError } from '../../../errors.js';
 import { PRIORITY_LEVELS } from '../../../protocol/task-priority.js';
+import { shardOfHost } from './shards.js';
 
 /**
  * Retry delay buckets: a retry waits in the queue of the smallest bucket that is at least its
@@ -18,6 +19,11 @@ export const DEFAULT_RETRY_DELAY_BUCKETS_MS: readonly number[] = [
  * - `<prefix>.run.<runId>.p<level>`: one ready queue per run and priority level, bound to the
  *   `<prefix>.ready` direct exchange by the routing key `<runId>.p<level>`. Pausing a run cancels
  *   its consumers (its messages stay ready, untouched); cancelling deletes its queues.
+ *   With hosts split among schedulers (`shards` above 1, see shards.ts) there is one per run,
+ *   shard and level instead: `<prefix>.run.<runId>.s<shard>.p<level>`, routing key
+ *   `<runId>.s<shard>.p<level>`, and only the shard's owner consumes it. Heartbeats of the
+ *   schedulers sharing the prefix go through the fanout exchange `<prefix>.members`, each to an
+ *   exclusive queue of its own (see shard-membership.ts).
  * - `<prefix>.wait.<ms>`: a delay queue per bucket (retries, and deliveries set aside), fed
  *   through the fanout exchange of the same name with the message's own routing key. Expired
  *   messages dead-letter, at least once, to `<prefix>.ready` under that key: back to their run's
@@ -29,29 +35,43 @@ export const DEFAULT_RETRY_DELAY_BUCKETS_MS: readonly number[] = [
  */
 export interface QueueNames {
   prefix: string;
+  /** Shards the hosts are split into (1: not split, the layout before shards). */
+  shards: number;
   readyExchange: string;
+  /** The fanout exchange of the schedulers' heartbeats (only used with shards). */
+  members: string;
   orphans: string;
   failed: string;
   /** The delay queue (and its fanout exchange) of one bucket. */
   wait: (bucketMs: number) => string;
-  /** The ready queue of one run and level. */
-  run: (runId: string, level: number) => string;
+  /** The ready queue of one run, level and shard (shard 0 when there is one). */
+  run: (runId: string, level: number, shard?: number) => string;
+  /** How a message finds that queue through the ready exchange. */
+  routingKey: (runId: string, level: number, shard?: number) => string;
+  /** The shard of a host's tasks. */
+  shardOf: (host: string) => number;
 }
 
-export function queueNames(prefix: string): QueueNames {
+export function queueNames(prefix: string, shards = 1): QueueNames {
+  const split = shards > 1;
   return {
     prefix,
+    shards,
     readyExchange: `${prefix}.ready`,
+    members: `${prefix}.members`,
     orphans: `${prefix}.orphans`,
     failed: `${prefix}.failed`,
     wait: (bucketMs) => `${prefix}.wait.${bucketMs}`,
-    run: (runId, level) => `${prefix}.run.${runId}.p${level}`,
+    run: (runId, level, shard = 0) =>
+      split ? `${prefix}.run.${runId}.s${shard}.p${level}` : `${prefix}.run.${runId}.p${level}`,
+    routingKey: (runId, level, shard = 0) => routingKey(runId, level, split ? shard : undefined),
+    shardOf: (host) => shardOfHost(host, shards),
   };
 }
 
-/** How a message finds its run's level queue through the ready exchange. */
-export function routingKey(runId: string, level: number): string {
-  return `${runId}.p${level}`;
+/** How a message finds its run's level queue (of its shard, when hosts are split) through the ready exchange. */
+export function routingKey(runId: string, level: number, shard?: number): string {
+  return shard === undefined ? `${runId}.p${level}` : `${runId}.s${shard}.p${level}`;
 }
 
 /** The queues of the layout before runs (classic queues, broker priorities), see oldLayoutError. */
@@ -59,9 +79,12 @@ export function oldLayoutQueueNames(prefix: string): string[] {
   return [`${prefix}.tasks`, `${prefix}.dead`];
 }
 
-/** Every ready queue of a run. */
-export function runQueueNames(names: QueueNames, runId: string): string[] {
-  return Array.from({ length: PRIORITY_LEVELS }, (_, level) => names.run(runId, level));
+/** Every ready queue of a run: of one shard, or of all of them. */
+export function runQueueNames(names: QueueNames, runId: string, shard?: number): string[] {
+  const shards = shard === undefined ? Array.from({ length: names.shards }, (_, s) => s) : [shard];
+  return shards.flatMap((s) =>
+    Array.from({ length: PRIORITY_LEVELS }, (_, level) => names.run(runId, level, s)),
+  );
 }
 
 /** Every queue of a prefix and of the runs named, for tools and tests that remove a crawl. */
@@ -69,8 +92,9 @@ export function allQueueNames(
   prefix: string,
   buckets: readonly number[],
   runIds: readonly string[] = [],
+  shards = 1,
 ): string[] {
-  const names = queueNames(prefix);
+  const names = queueNames(prefix, shards);
   return [
     names.orphans,
     names.failed,
@@ -80,9 +104,14 @@ export function allQueueNames(
 }
 
 /** Every exchange of a prefix. */
-export function allExchangeNames(prefix: string, buckets: readonly number[]): string[] {
-  const names = queueNames(prefix);
-  return [names.readyExchange, names.orphans, ...buckets.map((ms) => names.wait(ms))];
+export function allExchangeNames(prefix: string, buckets: readonly number[], shards = 1): string[] {
+  const names = queueNames(prefix, shards);
+  return [
+    names.readyExchange,
+    names.orphans,
+    ...buckets.map((ms) => names.wait(ms)),
+    ...(shards > 1 ? [names.members] : []),
+  ];
 }
 
 /** Sorted, distinct, positive whole milliseconds; anything else is a configuration mistake. */
@@ -127,6 +156,7 @@ export async function assertTopology(
   await channel.assertExchange(names.orphans, 'fanout', { durable: true });
   await channel.assertQueue(names.orphans, { durable: true, arguments: QUORUM });
   await channel.bindQueue(names.orphans, names.orphans, '');
+  if (names.shards > 1) await channel.assertExchange(names.members, 'fanout', { durable: true });
   await channel.assertExchange(names.readyExchange, 'direct', {
     durable: true,
     alternateExchange: names.orphans,
@@ -149,11 +179,13 @@ export async function assertTopology(
   }
 }
 
-/** Declares a run's ready queues and binds them, idempotently. */
+/** Declares a run's ready queues (of every shard) and binds them, idempotently. */
 export async function assertRunQueues(channel: Channel, names: QueueNames, runId: string): Promise<void> {
-  for (let level = 0; level < PRIORITY_LEVELS; level++) {
-    const queue = names.run(runId, level);
-    await channel.assertQueue(queue, { durable: true, arguments: QUORUM });
-    await channel.bindQueue(queue, names.readyExchange, routingKey(runId, level));
+  for (let shard = 0; shard < names.shards; shard++) {
+    for (let level = 0; level < PRIORITY_LEVELS; level++) {
+      const queue = names.run(runId, level, shard);
+      await channel.assertQueue(queue, { durable: true, arguments: QUORUM });
+      await channel.bindQueue(queue, names.readyExchange, names.routingKey(runId, level, shard));
+    }
   }
 }

@@ -1,0 +1,305 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { dirname, join } from 'node:path';
+import type { RabbitFrontier } from '../../shared/adapters/frontier/rabbitmq/rabbit-frontier.js';
+import { shardOfHost } from '../../shared/adapters/frontier/rabbitmq/shards.js';
+import type { Lease, NewTask } from '../../shared/protocol/task.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { makeRabbitFixture, type RabbitFixture } from '../helpers/rabbit-frontier-fixture.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { ref, task } from '../contract/frontier-contract-kit.js';
+
+const SHARDS = 8;
+const HEARTBEAT_MS = 150;
+
+/** `perHost` URLs on each of `hosts` hosts. */
+function hostTasks(hosts: number, perHost: number, tag = ''): NewTask[] {
+  const out: NewTask[] = [];
+  for (let h = 0; h < hosts; h++) {
+    for (let i = 0; i < perHost; i++) out.push(task(`https://h${h}.test/${tag}${i}`));
+  }
+  return out;
+}
+
+async function openScheduler(fx: RabbitFixture, id: string): Promise<RabbitFrontier> {
+  return fx.open({ memberId: id, ledgerPath: join(dirname(fx.ledgerPath), `${id}.db`) });
+}
+
+/** Every shard owned by exactly one of `frontiers`. */
+async function waitForSplit(frontiers: readonly RabbitFrontier[], what: string): Promise<void> {
+  await waitFor(
+    () => {
+      const owners = new Map<number, number>();
+      for (const f of frontiers) for (const s of f.ownedShards) owners.set(s, (owners.get(s) ?? 0) + 1);
+      return owners.size === SHARDS && [...owners.values()].every((n) => n === 1);
+    },
+    {
+      timeoutMs: 15_000,
+      message: () =>
+        `${what}: every shard owned once (${frontiers.map((f) => `[${f.ownedShards.join(',')}]`).join(' ')})`,
+    },
+  );
+}
+
+interface Held {
+  host: string;
+  by: number;
+  from: number;
+  to: number;
+}
+
+/**
+ * Crawler stand-ins: each scheduler leases a few tasks at a time, holds them a moment and acks
+ * them. Records every lease (who held which host, when) until stopped.
+ */
+function workers(initial: readonly RabbitFrontier[]) {
+  const done = new Map<string, number>();
+  const settledBy = new Map<string, number[]>();
+  const held: Held[] = [];
+  const stopped = new Set<number>();
+  const loops: Promise<void>[] = [];
+  let running = true;
+  let count = 0;
+  const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+  const loop = async (frontier: RabbitFrontier, by: number): Promise<void> => {
+    while (running && !stopped.has(by)) {
+      const got = await frontier.lease(4).catch(() => [] as Lease[]);
+      if (got.length === 0) {
+        await pause(10);
+        continue;
+      }
+      const from = Date.now();
+      await pause(15);
+      // Killed with these leases out: they ended when it died, unsettled.
+      if (!stopped.has(by)) {
+        try {
+          await frontier.settle({ acks: got.map((l) => ({ lease: ref(l) })), retries: [], failures: [] });
+          for (const l of got) {
+            done.set(l.url, (done.get(l.url) ?? 0) + 1);
+            settledBy.set(l.url, [...(settledBy.get(l.url) ?? []), by]);
+          }
+        } catch {
+          // Its leases are stale (a link went): the broker hands the tasks out again.
+        }
+      }
+      for (const l of got) held.push({ host: l.host, by, from, to: Date.now() });
+    }
+  };
+  const add = (frontier: RabbitFrontier): void => {
+    loops.push(loop(frontier, count));
+    count += 1;
+  };
+  initial.forEach(add);
+  return {
+    done,
+    settledBy,
+    held,
+    add,
+    stop: (by: number) => stopped.add(by),
+    end: async () => {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/** Pairs of leases of one host held by two schedulers at the same moment. */
+function overlaps(held: readonly Held[]): string[] {
+  const byHost = new Map<string, Held[]>();
+  for (const h of held) byHost.set(h.host, [...(byHost.get(h.host) ?? []), h]);
+  const found: string[] = [];
+  for (const [host, list] of byHost) {
+    for (const a of list) {
+      for (const b of list) {
+        if (a.by < b.by && a.from < b.to && b.from < a.to) found.push(`${host}: ${a.by} and ${b.by}`);
+      }
+    }
+  }
+  return found;
+}
+
+describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
+  it('three schedulers own disjoint shards; each host is leased by one of them only; every task once', async () => {
+    const fx = await makeRabbitFixture(new FakeClock(), {
+      shards: SHARDS,
+      memberId: 'a',
+      shardHeartbeatMs: HEARTBEAT_MS,
+    });
+    try {
+      const b = await openScheduler(fx, 'b');
+      const c = await openScheduler(fx, 'c');
+      const all = [fx.frontier, b, c];
+      for (const f of all) await f.resumeRun('default');
+      await waitForSplit(all, 'three schedulers');
+      for (const f of all) assert.ok(f.ownedShards.length > 0, 'each of three owns some of 8 shards');
+
+      const pushed = hostTasks(40, 5);
+      assert.equal((await fx.frontier.push(pushed)).length, pushed.length);
+      const w = workers(all);
+      await waitFor(() => w.done.size === pushed.length, {
+        timeoutMs: 30_000,
+        message: () => `every task done (${w.done.size} of ${pushed.length})`,
+      });
+      await w.end();
+      assert.deepEqual(
+        [...w.done.values()].filter((n) => n !== 1),
+        [],
+        'no task was settled twice',
+      );
+      // Each host went through the scheduler owning its shard, and no other.
+      for (const h of w.held) {
+        const owner = all.findIndex((f) => f.ownedShards.includes(shardOfHost(h.host, SHARDS)));
+        assert.equal(h.by, owner, `${h.host} leased by its shard's owner`);
+      }
+      // Finished, as every scheduler sees it (after three heartbeats of quiet).
+      for (const f of all) {
+        await waitFor(
+          async () => {
+            const st = await f.stats('default');
+            return st.ready + st.delayed + st.leased === 0;
+          },
+          { timeoutMs: 5_000, message: 'each scheduler to see nothing left' },
+        );
+      }
+    } finally {
+      await fx.cleanup();
+    }
+  });
+
+  it('a scheduler joining moves only its share; one killed gives its shards to the others; nothing lost, no host held by two at once', async () => {
+    const fx = await makeRabbitFixture(new FakeClock(), {
+      shards: SHARDS,
+      memberId: 'a',
+      shardHeartbeatMs: HEARTBEAT_MS,
+    });
+    try {
+      const b = await openScheduler(fx, 'b');
+      const frontiers = [fx.frontier, b];
+      for (const f of frontiers) await f.resumeRun('default');
+      await waitForSplit(frontiers, 'two schedulers');
+      const before = frontiers.map((f) => new Set(f.ownedShards));
+
+      const pushed = hostTasks(60, 20);
+      await fx.frontier.push(pushed);
+      const w = workers(frontiers);
+      await waitFor(() => w.done.size >= 200, { timeoutMs: 30_000, message: 'some progress first' });
+
+      // A third scheduler joins: it takes shards only from the others, who only give some up.
+      const c = await openScheduler(fx, 'c');
+      await c.resumeRun('default');
+      w.add(c);
+      await waitFor(() => c.ownedShards.length > 0, {
+        timeoutMs: 15_000,
+        message: 'the new scheduler to take some shards',
+      });
+      await waitForSplit([fx.frontier, b, c], 'after c joined');
+      for (const [i, f] of [fx.frontier, b].entries()) {
+        for (const s of f.ownedShards) assert.ok(before[i]?.has(s), `scheduler ${i} gained no shard (${s})`);
+      }
+      const cShards = new Set(c.ownedShards);
+      await waitFor(() => w.held.some((h) => h.by === 2), {
+        timeoutMs: 15_000,
+        message: 'the new scheduler to lease tasks',
+      });
+
+      // kill -9 of the third: its connection goes, its leases are abandoned.
+      w.stop(2);
+      fx.crash(c);
+      await waitForSplit([fx.frontier, b], 'after c was killed');
+      for (const s of cShards) {
+        assert.ok(
+          fx.frontier.ownedShards.includes(s) || b.ownedShards.includes(s),
+          `shard ${s} of the killed scheduler has an owner again`,
+        );
+      }
+      await waitFor(() => w.done.size === pushed.length, {
+        timeoutMs: 60_000,
+        message: () => `every task done (${w.done.size} of ${pushed.length})`,
+      });
+      await w.end();
+      assert.deepEqual(overlaps(w.held), [], 'no host was held by two schedulers at the same moment');
+      // The usual bound: only a batch the killed scheduler was acking as it died (its acks went
+      // with the connection) is done again, by the new owner.
+      const twice = [...w.settledBy].filter(([, by]) => by.length > 1);
+      assert.ok(twice.length <= 4, `at most one batch settled twice, not ${twice.length}`);
+      for (const [url, by] of twice) assert.deepEqual(by.slice(0, 1), [2], `${url}: first by the killed one`);
+    } finally {
+      await fx.cleanup();
+    }
+  });
+
+  it('a scheduler without crawlers owns no shard: the others take its hosts', async () => {
+    const fx = await makeRabbitFixture(new FakeClock(), {
+      shards: SHARDS,
+      memberId: 'a',
+      shardHeartbeatMs: HEARTBEAT_MS,
+    });
+    try {
+      const b = await openScheduler(fx, 'b');
+      for (const f of [fx.frontier, b]) await f.resumeRun('default');
+      await waitForSplit([fx.frontier, b], 'two schedulers');
+      await b.setDemand(false);
+      await waitFor(() => fx.frontier.ownedShards.length === SHARDS && b.ownedShards.length === 0, {
+        timeoutMs: 15_000,
+        message: () =>
+          `all shards with the scheduler that has crawlers ([${fx.frontier.ownedShards.join(',')}])`,
+      });
+      const pushed = hostTasks(20, 3);
+      await b.push(pushed);
+      const w = workers([fx.frontier]);
+      await waitFor(() => w.done.size === pushed.length, {
+        timeoutMs: 30_000,
+        message: () => `every task done by the scheduler with crawlers (${w.done.size})`,
+      });
+      await w.end();
+      assert.equal(b.heldDeliveries, 0, 'the scheduler without crawlers holds nothing');
+      await b.setDemand(true);
+      await waitFor(() => b.ownedShards.length > 0, {
+        timeoutMs: 15_000,
+        message: 'b to take its share again once it has crawlers',
+      });
+      await waitForSplit([fx.frontier, b], 'b has crawlers again');
+    } finally {
+      await fx.cleanup();
+    }
+  });
+
+  it('a run looks finished only once it has been empty everywhere for three heartbeats', async () => {
+    const fx = await makeRabbitFixture(new FakeClock(), {
+      shards: SHARDS,
+      memberId: 'a',
+      shardHeartbeatMs: HEARTBEAT_MS,
+    });
+    try {
+      const b = await openScheduler(fx, 'b');
+      for (const f of [fx.frontier, b]) await f.resumeRun('default');
+      await waitForSplit([fx.frontier, b], 'two schedulers');
+      // One task on a host of b's: a holds nothing of it, yet must not see the run finished.
+      let h = 0;
+      while (!b.ownedShards.includes(shardOfHost(`h${h}.test`, SHARDS))) h += 1;
+      await fx.frontier.push([task(`https://h${h}.test/only`)]);
+      let leased: Lease[] = [];
+      await waitFor(async () => (leased = await b.lease(1)).length === 1, {
+        timeoutMs: 10_000,
+        message: 'b to lease the task',
+      });
+      // While b holds it, a counts it as leased (b says so in its heartbeats).
+      await waitFor(async () => (await fx.frontier.stats('default')).leased === 1, {
+        timeoutMs: 5_000,
+        message: 'a to see the task leased elsewhere',
+      });
+      await b.settle({ acks: [{ lease: ref(leased[0] as Lease) }], retries: [], failures: [] });
+      const settledAt = Date.now();
+      await waitFor(
+        async () => {
+          const s = await fx.frontier.stats('default');
+          return s.ready + s.delayed + s.leased === 0;
+        },
+        { timeoutMs: 10_000, message: 'a to see the run finished' },
+      );
+      assert.ok(Date.now() - settledAt >= HEARTBEAT_MS * 3 - 50, 'not before three heartbeats of quiet');
+    } finally {
+      await fx.cleanup();
+    }
+  });
+});
