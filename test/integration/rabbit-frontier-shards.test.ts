@@ -151,15 +151,21 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
         const owner = all.findIndex((f) => f.ownedShards.includes(shardOfHost(h.host, SHARDS)));
         assert.equal(h.by, owner, `${h.host} leased by its shard's owner`);
       }
-      // Finished, as every scheduler sees it (after three heartbeats of quiet).
+      // Finished, as every scheduler sees it (after three heartbeats of quiet), with the run's
+      // counters summed over the three ledgers: each URL accepted once and done once.
       for (const f of all) {
         await waitFor(
           async () => {
             const st = await f.stats('default');
-            return st.ready + st.delayed + st.leased === 0;
+            return st.ready + st.delayed + st.leased === 0 && st.done === pushed.length;
           },
-          { timeoutMs: 5_000, message: 'each scheduler to see nothing left' },
+          {
+            timeoutMs: 5_000,
+            message: async () =>
+              `each scheduler to see all done: ${JSON.stringify(await f.stats('default'))}`,
+          },
         );
+        assert.equal((await f.stats('default')).total, pushed.length, 'accepted once, over all ledgers');
       }
     } finally {
       await fx.cleanup();

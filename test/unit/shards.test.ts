@@ -55,7 +55,16 @@ describe('shards: hosts split among schedulers', () => {
 });
 
 describe('shard heartbeats', () => {
-  const good = { v: 1, id: 'a', queue: 'amq.gen-1', shards: 8, held: [1, 2], demand: true, busy: { r: 3 } };
+  const good = {
+    v: 1,
+    id: 'a',
+    queue: 'amq.gen-1',
+    shards: 8,
+    held: [1, 2],
+    demand: true,
+    busy: { r: 3 },
+    counts: { r: [5, 2, 1] },
+  };
   const parse = (value: unknown) => parseHeartbeat(Buffer.from(JSON.stringify(value)));
 
   it('reads a heartbeat', () => {
@@ -71,5 +80,8 @@ describe('shard heartbeats', () => {
     assert.equal(parse({ ...good, held: 'all' }), null);
     assert.equal(parse({ ...good, demand: 'yes' }), null);
     assert.deepEqual(parse({ ...good, busy: { r: -1, s: 'x', t: 2 } })?.busy, { t: 2 });
+    assert.deepEqual(parse({ ...good, counts: { r: [1, 2], s: [1, -1, 0], t: [3, 2, 1] } })?.counts, {
+      t: [3, 2, 1],
+    });
   });
 });

@@ -83,9 +83,16 @@ export class Ledger {
   private readonly runMap = new Map<string, LedgerRun>();
   private lastCheckpoint: string | null;
 
+  /**
+   * `foreignOutcomes: 'uncounted'` when hosts are split among schedulers: an outcome of a URL this
+   * ledger never accepted was accepted (and counted in `total`) by another scheduler, so it counts
+   * as done or failed here but not again in `total`; the run's counters are the sum over the
+   * schedulers' ledgers.
+   */
   constructor(
     readonly path: string,
     cacheSizeMb = 16,
+    private readonly foreignOutcomes: 'counted' | 'uncounted' = 'counted',
   ) {
     try {
       this.db = new Database(path, { timeout: 5_000 });
@@ -283,7 +290,7 @@ export class Ledger {
       // A message whose push crashed between the confirm and the ledger is accepted on its outcome.
       if (row === undefined) {
         s.insert.run(runId, url, state, 1);
-        run.total += 1;
+        if (this.foreignOutcomes === 'counted') run.total += 1;
         run[counter] += 1;
       } else if (row.state === LedgerState.accepted) {
         s.setUrlState.run(state, runId, url);

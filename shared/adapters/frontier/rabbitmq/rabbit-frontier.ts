@@ -34,7 +34,7 @@ import {
 } from './rabbit-options.js';
 import { checkOldLayout } from './old-layout.js';
 import { runStats } from './run-stats.js';
-import { ShardMembership } from './shard-membership.js';
+import { ShardMembership, type RunCounts } from './shard-membership.js';
 import { shardsOwnedBy } from './shards.js';
 import { assertRunQueues, assertTopology, queueNames, runQueueNames, type QueueNames } from './topology.js';
 
@@ -169,7 +169,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
       resetLink: (reason) => this.link.reset(reason),
       ...(options.publishTimer ? { publishTimer: options.publishTimer } : {}),
     });
-    this.ledger = new Ledger(options.ledgerPath);
+    this.ledger = new Ledger(options.ledgerPath, undefined, opts.shards > 1 ? 'uncounted' : 'counted');
     const ensureRunQueues = (link: Link, runId: string): Promise<void> => this.ensureRunQueues(link, runId);
     this.intake = new DeliveryIntake({
       ledger: this.ledger,
@@ -483,7 +483,19 @@ class RabbitFrontierImpl implements RabbitFrontier {
       leasedOf: (id) => this.book.leasedOf(id) + (membership?.busyElsewhere(id) ?? 0),
       ...(membership === null ? {} : { split: true }),
     });
-    if (membership !== null) this.holdOffEmpty(perRun);
+    if (membership !== null) {
+      // Each scheduler's ledger counts what it accepted and settled: the run's counters are the sum.
+      for (const [id, stats] of perRun) {
+        const [total, done, failed] = membership.countsElsewhere(id);
+        perRun.set(id, {
+          ...stats,
+          total: stats.total + total,
+          done: stats.done + done,
+          failed: stats.failed + failed,
+        });
+      }
+      this.holdOffEmpty(perRun);
+    }
     if (runId !== undefined) {
       return (
         perRun.get(runId) ?? { ready: 0, delayed: 0, leased: 0, done: 0, failed: 0, total: 0, cancelled: 0 }
@@ -756,7 +768,14 @@ class RabbitFrontierImpl implements RabbitFrontier {
   }
 
   private beat(link: Link): void {
-    this.membership?.beat(link, [...this.owned, ...this.draining], this.demand, this.book.heldPerRun());
+    const counts: Record<string, RunCounts> = {};
+    for (const run of this.ledger.runs()) counts[run.runId] = [run.total, run.done, run.failed];
+    this.membership?.beat(link, {
+      held: [...this.owned, ...this.draining],
+      demand: this.demand,
+      busy: this.book.heldPerRun(),
+      counts,
+    });
   }
 
   /**

@@ -2,6 +2,9 @@ import type { Logger } from '../../../logger.js';
 import type { Link } from './broker-link.js';
 import type { QueueNames } from './topology.js';
 
+/** A run's counters in one scheduler's ledger: total, done, failed. */
+export type RunCounts = [number, number, number];
+
 /** What a scheduler says of itself in each heartbeat. */
 export interface Heartbeat {
   v: 1;
@@ -16,6 +19,8 @@ export interface Heartbeat {
   demand: boolean;
   /** Deliveries it holds (buffered, leased, being settled) per run, for the runs' stats elsewhere. */
   busy: Record<string, number>;
+  /** Its ledger's counters per run (see Ledger: the run's counters are the sum over the schedulers). */
+  counts: Record<string, RunCounts>;
 }
 
 interface Peer extends Heartbeat {
@@ -44,6 +49,11 @@ export class ShardMembership {
   private queue: string | null = null;
   private joinedAt = Number.POSITIVE_INFINITY;
   private readonly warned = new Set<string>();
+  /**
+   * Counters of peers that left, as they last said, until they come back (their ledger has them):
+   * a run's pages do not drop out of its counters when a scheduler dies.
+   */
+  private readonly departed = new Map<string, Record<string, RunCounts>>();
 
   constructor(private readonly options: ShardMembershipOptions) {}
 
@@ -87,16 +97,14 @@ export class ShardMembership {
     return Date.now() - this.joinedAt >= this.options.heartbeatMs * 2.5;
   }
 
-  beat(link: Link, held: Iterable<number>, demand: boolean, busy: Record<string, number>): void {
+  beat(link: Link, state: Pick<Heartbeat, 'held' | 'demand' | 'busy' | 'counts'>): void {
     if (!link.alive || this.queue === null) return;
     const beat: Heartbeat = {
       v: 1,
       id: this.options.id,
       queue: this.queue,
       shards: this.options.names.shards,
-      held: [...held],
-      demand,
-      busy,
+      ...state,
     };
     try {
       link.channel.publish(
@@ -122,6 +130,7 @@ export class ShardMembership {
       if (Date.now() - peer.heardAt < silentFor || !link.alive) continue;
       if (!(await queueExists(link, peer.queue))) {
         this.peers.delete(peer.id);
+        this.departed.set(peer.id, peer.counts);
         this.options.logger.info({ member: peer.id }, 'a scheduler of the prefix is gone: its shards move');
         changed = true;
       }
@@ -149,6 +158,21 @@ export class ShardMembership {
     let n = 0;
     for (const peer of this.peers.values()) n += peer.busy[runId] ?? 0;
     return n;
+  }
+
+  /** The run's counters in the other schedulers' ledgers (those gone included, as they last said). */
+  countsElsewhere(runId: string): RunCounts {
+    const sum: RunCounts = [0, 0, 0];
+    const add = (counts: Record<string, RunCounts>): void => {
+      const c = counts[runId];
+      if (c === undefined) return;
+      sum[0] += c[0];
+      sum[1] += c[1];
+      sum[2] += c[2];
+    };
+    for (const peer of this.peers.values()) add(peer.counts);
+    for (const [id, counts] of this.departed) if (!this.peers.has(id)) add(counts);
+    return sum;
   }
 
   /** How many peers are members now. */
@@ -183,6 +207,7 @@ export class ShardMembership {
       this.options.logger.info({ member: beat.id }, 'a scheduler joined the prefix');
     }
     this.peers.set(beat.id, { ...beat, heardAt: Date.now() });
+    this.departed.delete(beat.id);
   }
 
   private warnOnce(key: string, fields: Record<string, unknown>, message: string): void {
@@ -211,7 +236,24 @@ export function parseHeartbeat(content: Buffer): Heartbeat | null {
       if (Number.isInteger(n) && n > 0) busy[runId] = n;
     }
   }
-  return { v: 1, id: b.id, queue: b.queue, shards: b.shards as number, held: b.held, demand: b.demand, busy };
+  const counts: Record<string, RunCounts> = {};
+  if (typeof b.counts === 'object' && b.counts !== null) {
+    for (const [runId, c] of Object.entries(b.counts)) {
+      if (Array.isArray(c) && c.length === 3 && c.every((n) => Number.isInteger(n) && n >= 0)) {
+        counts[runId] = [c[0], c[1], c[2]] as RunCounts;
+      }
+    }
+  }
+  return {
+    v: 1,
+    id: b.id,
+    queue: b.queue,
+    shards: b.shards as number,
+    held: b.held,
+    demand: b.demand,
+    busy,
+    counts,
+  };
 }
 
 /** Whether the broker has the queue, asked on a throwaway channel (a missing queue closes it). */
