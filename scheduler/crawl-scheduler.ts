@@ -179,6 +179,8 @@ export class CrawlScheduler implements RunHost {
       logger: logger.child({ module: 'politeness' }),
       ...(series ? { onCooldown: (reason: 'slow_down' | 'deferred') => series.cooldown(reason) } : {}),
     });
+    // A shard that moved here: its hosts' last requests went out through another scheduler.
+    deps.frontier.onHostsTaken?.((taken) => this.gate.assumeStarted(taken, this.clock()));
     this.meter = new ProgressMeter(this.clock);
     this.settler = new Settler({
       sink: deps.sink,

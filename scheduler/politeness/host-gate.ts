@@ -50,12 +50,22 @@ export interface HostGateDeps {
  * backoff with jitter); adaptive hosts follow their response time. The scheduler is the single
  * owner of this state, so the limits hold however many crawler processes there are.
  */
+/** Handovers remembered: the shards that moved here lately (older ones go first). */
+const MAX_HANDOVERS = 64;
+/** A handover this old is past any delay a host asks for in practice. */
+const HANDOVER_MEMORY_MS = 15 * 60_000;
+
 export class HostGate {
   private readonly active = new Map<string, Active>();
   private readonly learned = new Map<string, Learned>();
   private ruleOf: HostLookup<HostRule>;
   private readonly random: () => number;
   private readonly capacity: number;
+  /**
+   * Hosts this scheduler took over from another (Frontier.onHostsTaken), and when: it does not know
+   * when their last request went out, so it counts one at that moment.
+   */
+  private handovers: { at: number; hosts: (host: string) => boolean }[] = [];
 
   constructor(
     private settings: PolitenessSettings,
@@ -77,12 +87,35 @@ export class HostGate {
     const learned = this.learned.get(host);
     const paused = learned !== undefined && learned.pausedUntil > now ? learned.pausedUntil - now : 0;
     const state = this.active.get(host);
-    if (state === undefined) return paused;
+    const handedOver = this.handovers.length === 0 ? null : this.handedOverAt(host, now);
+    if (state === undefined) {
+      if (handedOver === null) return paused;
+      const delay = this.delayOf(host, learned);
+      return Math.max(paused, handedOver + delay + startMarginMs(delay) - now);
+    }
     if (state.inFlight >= this.concurrencyOf(host)) return Infinity;
     const delay = this.delayOf(host, learned);
     // The delay runs from when the last request really went out, which the crawler reports.
     if (delay > 0 && state.unreported > 0) return Infinity;
-    return Math.max(paused, state.lastStartAt + delay + startMarginMs(delay) - now);
+    const last = Math.max(state.lastStartAt, handedOver ?? state.lastStartAt);
+    return Math.max(paused, last + delay + startMarginMs(delay) - now);
+  }
+
+  /**
+   * `hosts` were paced by another scheduler until `at` (a shard moved here): their next start waits
+   * their delay from `at`, as if a request had gone out then.
+   */
+  assumeStarted(hosts: (host: string) => boolean, at: number): void {
+    this.handovers.push({ at, hosts });
+    if (this.handovers.length > MAX_HANDOVERS) this.handovers.shift();
+  }
+
+  /** The latest handover of `host` still within reach of a delay, or null. */
+  private handedOverAt(host: string, now: number): number | null {
+    this.handovers = this.handovers.filter((h) => now - h.at < HANDOVER_MEMORY_MS);
+    let at: number | null = null;
+    for (const h of this.handovers) if ((at === null || h.at > at) && h.hosts(host)) at = h.at;
+    return at;
   }
 
   /**

@@ -72,6 +72,13 @@ export interface Frontier {
    */
   setDemand?(wanted: boolean): Promise<void>;
 
+  /**
+   * Optional. Hosts split among schedulers: `listener` is told whenever this frontier starts handing
+   * out the tasks of hosts another scheduler paced until now (`taken(host)` says which), so the
+   * scheduler can keep their delay across the move. Adapters that do not split hosts omit it.
+   */
+  onHostsTaken?(listener: (taken: (host: string) => boolean) => void): void;
+
   /** Counters of one run, or of every run together when `runId` is omitted. */
   stats(runId?: string): Promise<FrontierStats>;
 

@@ -38,6 +38,22 @@ describe('HostGate', () => {
     assert.equal(gate.waitMs('a.test', 10_550), 550);
   });
 
+  test('hosts taken over from another scheduler wait their delay from the handover, others do not', () => {
+    const gate = gateWith({ concurrency: 2, delayMs: 500 });
+    gate.start('known.test', 9_000);
+    gate.reportStart('known.test', 9_000);
+    gate.assumeStarted((host) => host.startsWith('moved') || host === 'known.test', 10_000);
+    assert.equal(gate.waitMs('moved.test', 10_000), gap(500), 'never seen here, moved: one delay');
+    assert.equal(gate.waitMs('moved.test', 10_000 + gap(500)), 0);
+    assert.equal(
+      gate.waitMs('known.test', 10_100),
+      gap(500) - 100,
+      'the handover counts over an older start',
+    );
+    assert.equal(gate.waitMs('other.test', 10_000), 0, 'a host that did not move starts at once');
+    assert.equal(gate.waitMs('moved.test', 10_000 + 16 * 60_000), 0, 'long after, forgotten');
+  });
+
   test('at most `concurrency` in flight: a full host waits for a finish (Infinity), not for time', () => {
     const gate = gateWith({ concurrency: 2, delayMs: 0 });
     gate.start('a.test', 0);

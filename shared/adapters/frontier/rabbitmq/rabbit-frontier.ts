@@ -134,6 +134,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private readonly draining = new Set<number>();
   private shardTimer: NodeJS.Timeout | null = null;
   private rebalancing = false;
+  private readonly takenListeners: ((taken: (host: string) => boolean) => void)[] = [];
   /** Per run, since when (Date.now()) it has looked empty everywhere (see stats). */
   private readonly emptySince = new Map<string, number>();
 
@@ -218,6 +219,10 @@ class RabbitFrontierImpl implements RabbitFrontier {
 
   get setAsideCount(): number {
     return this.setAside;
+  }
+
+  onHostsTaken(listener: (taken: (host: string) => boolean) => void): void {
+    this.takenListeners.push(listener);
   }
 
   get ownedShards(): readonly number[] {
@@ -808,6 +813,10 @@ class RabbitFrontierImpl implements RabbitFrontier {
       taken.push(shard);
     }
     if (taken.length > 0) {
+      // Before the first delivery: the scheduler counts a request to each of their hosts now.
+      const shards = new Set(taken);
+      const isTaken = (host: string): boolean => shards.has(this.queues.shardOf(host));
+      for (const listener of this.takenListeners) listener(isTaken);
       for (const run of this.ledger.runs()) {
         if (run.state === 'active') await this.ensureRunQueues(link, run.runId);
       }
@@ -836,7 +845,8 @@ class RabbitFrontierImpl implements RabbitFrontier {
     const now = Date.now();
     const quietMs = this.opts.shardHeartbeatMs * 3;
     for (const [runId, stats] of perRun) {
-      if (stats.ready + stats.delayed + stats.leased > 0 || stats.total === 0) {
+      const cancelled = this.ledger.stateOf(runId) === 'cancelled';
+      if (stats.ready + stats.delayed + stats.leased > 0 || stats.total === 0 || cancelled) {
         this.emptySince.delete(runId);
         continue;
       }

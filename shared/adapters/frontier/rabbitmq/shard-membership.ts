@@ -149,7 +149,10 @@ export class ShardMembership {
 
   /** Another member says it holds the shard (consumes it, or has leases of it out). */
   heldByOther(shard: number): boolean {
-    for (const peer of this.peers.values()) if (peer.held.includes(shard)) return true;
+    for (const peer of this.peers.values()) {
+      // A peer with another shard count consumes other queues: its shard numbers are not ours.
+      if (peer.shards === this.options.names.shards && peer.held.includes(shard)) return true;
+    }
     return false;
   }
 
