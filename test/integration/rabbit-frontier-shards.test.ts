@@ -21,6 +21,15 @@ function hostTasks(hosts: number, perHost: number, tag = ''): NewTask[] {
   return out;
 }
 
+/** A fresh prefix with hosts split in SHARDS, its first frontier scheduler `a`. */
+function shardedFixture(): Promise<RabbitFixture> {
+  return makeRabbitFixture(new FakeClock(), {
+    shards: SHARDS,
+    memberId: 'a',
+    shardHeartbeatMs: HEARTBEAT_MS,
+  });
+}
+
 async function openScheduler(fx: RabbitFixture, id: string): Promise<RabbitFrontier> {
   return fx.open({ memberId: id, ledgerPath: join(dirname(fx.ledgerPath), `${id}.db`) });
 }
@@ -120,11 +129,7 @@ function overlaps(held: readonly Held[]): string[] {
 
 describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
   it('three schedulers own disjoint shards; each host is leased by one of them only; every task once', async () => {
-    const fx = await makeRabbitFixture(new FakeClock(), {
-      shards: SHARDS,
-      memberId: 'a',
-      shardHeartbeatMs: HEARTBEAT_MS,
-    });
+    const fx = await shardedFixture();
     try {
       const b = await openScheduler(fx, 'b');
       const c = await openScheduler(fx, 'c');
@@ -173,11 +178,7 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
   });
 
   it('a scheduler joining moves only its share; one killed gives its shards to the others; nothing lost, no host held by two at once', async () => {
-    const fx = await makeRabbitFixture(new FakeClock(), {
-      shards: SHARDS,
-      memberId: 'a',
-      shardHeartbeatMs: HEARTBEAT_MS,
-    });
+    const fx = await shardedFixture();
     try {
       const b = await openScheduler(fx, 'b');
       const frontiers = [fx.frontier, b];
@@ -235,11 +236,7 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
   });
 
   it('a scheduler without crawlers owns no shard: the others take its hosts', async () => {
-    const fx = await makeRabbitFixture(new FakeClock(), {
-      shards: SHARDS,
-      memberId: 'a',
-      shardHeartbeatMs: HEARTBEAT_MS,
-    });
+    const fx = await shardedFixture();
     try {
       const b = await openScheduler(fx, 'b');
       for (const f of [fx.frontier, b]) await f.resumeRun('default');
@@ -271,11 +268,7 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
   });
 
   it('a run looks finished only once it has been empty everywhere for three heartbeats', async () => {
-    const fx = await makeRabbitFixture(new FakeClock(), {
-      shards: SHARDS,
-      memberId: 'a',
-      shardHeartbeatMs: HEARTBEAT_MS,
-    });
+    const fx = await shardedFixture();
     try {
       const b = await openScheduler(fx, 'b');
       for (const f of [fx.frontier, b]) await f.resumeRun('default');
