@@ -65,7 +65,7 @@ export class HostGate {
    * Hosts this scheduler took over from another (Frontier.onHostsTaken), and when: it does not know
    * when their last request went out, so it counts one at that moment.
    */
-  private handovers: { at: number; hosts: (host: string) => boolean }[] = [];
+  private readonly handovers: { at: number; hosts: (host: string) => boolean }[] = [];
 
   constructor(
     private settings: PolitenessSettings,
@@ -112,10 +112,15 @@ export class HostGate {
 
   /** The latest handover of `host` still within reach of a delay, or null. */
   private handedOverAt(host: string, now: number): number | null {
-    this.handovers = this.handovers.filter((h) => now - h.at < HANDOVER_MEMORY_MS);
-    let at: number | null = null;
-    for (const h of this.handovers) if ((at === null || h.at > at) && h.hosts(host)) at = h.at;
-    return at;
+    // Oldest first: the expired ones go from the front, and the newest match wins.
+    while (this.handovers.length > 0 && now - (this.handovers[0]?.at ?? now) >= HANDOVER_MEMORY_MS) {
+      this.handovers.shift();
+    }
+    for (let i = this.handovers.length - 1; i >= 0; i--) {
+      const h = this.handovers[i];
+      if (h !== undefined && h.hosts(host)) return h.at;
+    }
+    return null;
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Logger } from '../../../logger.js';
 import type { Link } from './broker-link.js';
+import { jsonObjectOf } from './json-body.js';
 import type { QueueNames } from './topology.js';
 
 /** A run's counters in one scheduler's ledger: total, done, failed. */
@@ -222,13 +223,8 @@ export class ShardMembership {
 
 /** The heartbeat, or null when the body is not one (a heartbeat from a hostile or newer peer). */
 export function parseHeartbeat(content: Buffer): Heartbeat | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(content.toString('utf8'));
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
+  const value = jsonObjectOf(content);
+  if (value === null) return null;
   const b = value as Partial<Heartbeat>;
   if (b.v !== 1 || typeof b.id !== 'string' || b.id === '' || typeof b.queue !== 'string') return null;
   if (!Number.isInteger(b.shards) || !Array.isArray(b.held) || typeof b.demand !== 'boolean') return null;

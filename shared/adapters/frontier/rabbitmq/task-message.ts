@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { jsonObjectOf } from './json-body.js';
 import { clampLevel } from '../../../protocol/task-priority.js';
 import { RUN_ID_PATTERN, type NewTask, type TaskKind } from '../../../protocol/task.js';
 
@@ -46,14 +47,8 @@ export function encodeTaskMessage(message: TaskMessage): Buffer {
 
 /** The message, or null when the body is not one (it goes to the dead queue as it is). */
 export function decodeTaskMessage(content: Buffer): TaskMessage | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(content.toString('utf8'));
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  const m = value as Record<string, unknown>;
+  const m = jsonObjectOf(content);
+  if (m === null) return null;
   const ok =
     m.v === 2 &&
     typeof m.runId === 'string' &&
@@ -70,7 +65,7 @@ export function decodeTaskMessage(content: Buffer): TaskMessage | null {
     (m.notBefore === undefined || Number.isFinite(m.notBefore)) &&
     (m.kind === undefined || m.kind === 'page' || m.kind === 'sitemap') &&
     (m.lastmod === undefined || typeof m.lastmod === 'string');
-  return ok ? (value as TaskMessage) : null;
+  return ok ? (m as unknown as TaskMessage) : null;
 }
 
 /**
