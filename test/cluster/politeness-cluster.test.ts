@@ -22,7 +22,7 @@ describe('the distributed crawl: politeness across the fleet', () => {
       assert.ok(records.every((r) => r.outcome === 'ok'));
       const crawlers = new Set(records.map((r) => r.crawlerId));
       assert.ok(crawlers.size >= 4, `pages came from ${crawlers.size} crawler processes`);
-      checkPoliteness(site);
+      await checkPoliteness(site);
     } finally {
       await cluster.stop();
       await site.close();

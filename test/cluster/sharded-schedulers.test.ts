@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
+  closestStarts,
   peakConcurrency,
   smallestStartGap,
   startPolitenessSite,
@@ -140,12 +141,15 @@ describe('several schedulers: hosts split among them', () => {
     const duplicates = mine.length - counts.size;
     t.diagnostic(`${counts.size} pages, ${duplicates} duplicate records`);
     assert.ok(duplicates <= pages * 0.005, `duplicates ${duplicates} within 0.5% of ${pages}`);
+    await site.settle();
     for (const [name, h] of site.hosts) {
       const ok = new Set(h.spans.filter((s) => s.status === 200).map((s) => s.path)).size;
       assert.equal(ok, PAGES_PER_HOST + 1, `${name}: every page served`);
       const peak = peakConcurrency(h.spans);
       const gap = smallestStartGap(h.spans);
-      t.diagnostic(`${name}: peak ${peak} in flight, smallest start gap ${gap} ms`);
+      const pair = closestStarts(h.spans);
+      const which = pair ? ` (${pair[0].path} at ${pair[0].start}, ${pair[1].path} at ${pair[1].start})` : '';
+      t.diagnostic(`${name}: peak ${peak} in flight, smallest start gap ${gap} ms${which}`);
       assert.ok(peak <= LIMITS.concurrency, `${name}: ${peak} in flight, limit ${LIMITS.concurrency}`);
       gaps.set(name, gap);
     }
@@ -159,17 +163,12 @@ describe('several schedulers: hosts split among them', () => {
     );
   });
 
-  test(
-    'every host kept its delay between two starts',
-    {
-      todo: 'known defect: in about 1 run in 4 one host sees two starts 68-77 ms apart (limit 100), cause not found yet',
-    },
-    () => {
-      assert.equal(gaps.size, HOSTS, 'the crawl above ran');
-      for (const [name, gap] of gaps) {
-        // As in politeness-cluster: the server's clock may lag the scheduler's by a loaded CPU's wait.
-        assert.ok(gap >= LIMITS.delayMs - 20, `${name}: two starts ${gap} ms apart, limit ${LIMITS.delayMs}`);
-      }
-    },
-  );
+  test('every host kept its delay between two starts', () => {
+    assert.equal(gaps.size, HOSTS, 'the crawl above ran');
+    for (const [name, gap] of gaps) {
+      // The servers stamp starts on a thread of their own; the scheduler's margin covers its clock's
+      // lead, and 20 ms are left for a loaded CPU's wait before a server's thread runs.
+      assert.ok(gap >= LIMITS.delayMs - 20, `${name}: two starts ${gap} ms apart, limit ${LIMITS.delayMs}`);
+    }
+  });
 });

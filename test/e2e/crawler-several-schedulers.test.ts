@@ -70,6 +70,7 @@ describe('a crawler connected to several schedulers', () => {
       assert.equal(summary.ok, PAGES + 1, 'the root and its pages');
       assert.equal(summary.failed, 0);
     }
+    await site.settle();
     for (const name of ['a', 'b']) {
       const paths = site.hosts.get(name)?.spans.map((span) => span.path) ?? [];
       assert.equal(new Set(paths).size, PAGES + 1, `host ${name}: every page fetched`);

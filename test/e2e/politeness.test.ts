@@ -25,7 +25,7 @@ describe('embedded crawl: politeness with 4 crawler processes', () => {
       assert.ok(records.every((r) => r.outcome === 'ok'));
       const crawlers = new Set(records.map((r) => r.crawlerId));
       assert.ok(crawlers.size >= 4, `pages came from ${crawlers.size} crawler processes`);
-      checkPoliteness(site);
+      await checkPoliteness(site);
     } finally {
       await site.close();
       rmSync(out, { recursive: true, force: true });

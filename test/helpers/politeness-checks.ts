@@ -39,7 +39,8 @@ export function politenessArgs(site: PolitenessSite): string[] {
 }
 
 /** Asserts, from the servers' own logs, that no host's limits were ever broken. */
-export function checkPoliteness(site: PolitenessSite): void {
+export async function checkPoliteness(site: PolitenessSite): Promise<void> {
+  await site.settle();
   const limits: Record<string, { concurrency: number; delayMs: number }> = {
     default: DEFAULT_LIMITS,
     slow: { concurrency: 1, delayMs: 1_000 },
