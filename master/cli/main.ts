@@ -4,15 +4,10 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { clientToken } from '../../shared/config/cluster-token.js';
 import { AppError, ConfigError } from '../../shared/errors.js';
-import { runEmbeddedCrawl } from '../embedded/run-embedded-crawl.js';
-import { formatWhy, why, type WhyOptions } from './why.js';
-import { serve } from './serve/serve.js';
+import type { WhyOptions } from './why.js';
 import { roleScripts, type RoleName } from '../embedded/role-scripts.js';
 import { planCrawl, type RawCrawlOptions } from './crawl-options.js';
 import { addSettingOptions } from './crawl-flags.js';
-import { ProgressDisplay } from './progress-display.js';
-import { buildClusterSummary, buildSummary, formatSummary } from './summary.js';
-import { runClusterCrawl } from '../cluster/run-cluster-crawl.js';
 import { exitOnFault } from '../../shared/lifecycle/faults.js';
 import { registerJobsCommands } from './jobs/commands.js';
 import { registerFleetCommands } from './fleet/commands.js';
@@ -32,8 +27,13 @@ function fail(err: unknown): never {
   process.exit((err instanceof AppError && err.status === 400) || err instanceof ConfigError ? 2 : 1);
 }
 
+// Each command loads what it runs when it runs: a crawl's CLI process stays beside its crawlers for
+// the whole crawl, and modules only other commands use (the master, `why`'s frontier reader, the
+// URL suffix list) would cost it about 12 MB of memory.
 async function crawl(seeds: string[], raw: RawCrawlOptions & { cluster?: boolean }): Promise<void> {
   const plan = planCrawl(seeds, raw, { needsOutDir: raw.cluster !== true, env: process.env });
+  const { ProgressDisplay } = await import('./progress-display.js');
+  const { buildClusterSummary, buildSummary, formatSummary } = await import('./summary.js');
   const display = new ProgressDisplay();
   const onProgress = (p: Record<string, number>): void => display.update(p as never);
   if (raw.cluster) {
@@ -43,12 +43,14 @@ async function crawl(seeds: string[], raw: RawCrawlOptions & { cluster?: boolean
         process.env.ACKCRAWL_SCHEDULER_URL?.split(/[\s,]+/).find(Boolean) ?? 'ws://127.0.0.1:8700/crawlers',
       token: clientToken(process.env.ACKCRAWL_TOKEN, process.env.ACKCRAWL_DATA_DIR || DEFAULT_DATA_DIR),
     };
+    const { runClusterCrawl } = await import('../cluster/run-cluster-crawl.js');
     const { summary, output } = await runClusterCrawl(plan, target, { onProgress });
     display.clear();
     const result = buildClusterSummary(summary, output);
     process.stdout.write(plan.json ? `${JSON.stringify(result)}\n` : `${formatSummary(result)}\n`);
     return;
   }
+  const { runEmbeddedCrawl } = await import('../embedded/run-embedded-crawl.js');
   const { summary } = await runEmbeddedCrawl(plan, { onProgress });
   display.clear();
   const output = buildSummary(summary, plan.outDir);
@@ -140,11 +142,15 @@ program
   .option('--processes <n>', 'crawler processes (ACKCRAWL_PROCESSES, default 2)')
   .option('--verbose', 'the roles\u2019 logs at info level on stderr (warnings only without)')
   .action((options: { dataDir?: string; processes?: string; verbose?: boolean }) =>
-    serve({
-      dataDir: options.dataDir ?? (process.env.ACKCRAWL_DATA_DIR || DEFAULT_DATA_DIR),
-      ...(options.processes ? { processes: options.processes } : {}),
-      verbose: options.verbose === true,
-    }).catch(fail),
+    import('./serve/serve.js')
+      .then(({ serve }) =>
+        serve({
+          dataDir: options.dataDir ?? (process.env.ACKCRAWL_DATA_DIR || DEFAULT_DATA_DIR),
+          ...(options.processes ? { processes: options.processes } : {}),
+          verbose: options.verbose === true,
+        }),
+      )
+      .catch(fail),
   );
 
 program
@@ -159,6 +165,7 @@ program
   .option('--out <dir>', "an embedded crawl's --out folder (running or finished)")
   .option('--json', 'print the answer as JSON')
   .action(async (url: string, options: WhyOptions) => {
+    const { formatWhy, why } = await import('./why.js');
     const answer = await why(url, options, {
       token: process.env.ACKCRAWL_TOKEN,
       dataDir: process.env.ACKCRAWL_DATA_DIR || DEFAULT_DATA_DIR,

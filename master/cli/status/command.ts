@@ -2,8 +2,6 @@ import type { Command } from 'commander';
 import { InvalidInputError } from '../../../shared/errors.js';
 import { createMasterClient, type MasterClientEnv } from '../jobs/master-client.js';
 import type { StatusAnswer } from './answer.js';
-import { masterStatus } from './from-master.js';
-import { schedulerStatus } from './from-scheduler.js';
 import { formatStatus } from './view.js';
 
 interface StatusOptions {
@@ -59,10 +57,16 @@ export function registerStatusCommand(
       try {
         const limit = limitOf(options.limit);
         const e = env();
+        // Loaded when asked: the scheduler's side reads an embedded crawl's SQLite frontier, which
+        // the CLI of a running crawl need not hold.
         const answer: StatusAnswer =
           options.scheduler !== undefined || options.out !== undefined
-            ? await schedulerStatus(options, { token: e.token, dataDir: e.dataDir }, now)
-            : await masterStatus(createMasterClient(e), { all: options.all === true, limit }, now);
+            ? await (
+                await import('./from-scheduler.js')
+              ).schedulerStatus(options, { token: e.token, dataDir: e.dataDir }, now)
+            : await (
+                await import('./from-master.js')
+              ).masterStatus(createMasterClient(e), { all: options.all === true, limit }, now);
         write(options.json ? `${JSON.stringify(answer, null, 2)}\n` : `${formatStatus(answer)}\n`);
       } catch (err) {
         fail(err);
