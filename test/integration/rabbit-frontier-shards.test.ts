@@ -267,6 +267,32 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
     }
   });
 
+  it("a run's cap counts what every scheduler accepted, not each ledger alone", async () => {
+    const fx = await shardedFixture();
+    try {
+      const b = await openScheduler(fx, 'b');
+      for (const f of [fx.frontier, b]) await f.resumeRun('default');
+      await waitForSplit([fx.frontier, b], 'two schedulers');
+      const cap = { maxTotal: () => 50 };
+      assert.equal((await fx.frontier.push(hostTasks(6, 5, 'a'), cap)).length, 30, 'a accepts 30 of the 50');
+      // b learns a's count from a's heartbeat.
+      await waitFor(async () => (await b.stats('default')).total === 30, {
+        timeoutMs: 5_000,
+        message: async () => `b to see a's 30 (${JSON.stringify(await b.stats('default'))})`,
+      });
+      const second = await b.push(hostTasks(8, 5, 'b'), cap);
+      assert.equal(second.length, 20, 'b accepts only the room left under the cap');
+      await waitFor(async () => (await fx.frontier.stats('default')).total === 50, {
+        timeoutMs: 5_000,
+        message: async () =>
+          `a to see the run at its cap (${JSON.stringify(await fx.frontier.stats('default'))})`,
+      });
+      assert.equal((await b.push(hostTasks(2, 2, 'c'), cap)).length, 0, 'nothing more once the run is full');
+    } finally {
+      await fx.cleanup();
+    }
+  });
+
   it('a run looks finished only once it has been empty everywhere for three heartbeats', async () => {
     const fx = await shardedFixture();
     try {

@@ -46,6 +46,11 @@ export interface FrontierWriterDeps {
   ensureRunQueues: (link: Link, runId: string) => Promise<void>;
   /** This process changed what the queues hold. */
   onQueuesChanged: () => void;
+  /**
+   * URLs of the run the other schedulers of the prefix accepted, as they last said (hosts split
+   * among schedulers): they count against the run's cap too. Absent: this ledger is the only one.
+   */
+  acceptedElsewhere?: (runId: string) => number;
 }
 
 /**
@@ -175,11 +180,17 @@ export class FrontierWriter {
     }
   }
 
-  /** Each run's room under its maxTotal. */
+  /**
+   * Each run's room under its maxTotal: the cap less what this ledger and, with shards, the other
+   * schedulers accepted. Theirs is as of their last heartbeat, so the run may go over its cap by
+   * what they accepted since (a heartbeat's worth), never by a scheduler's whole share.
+   */
   private room(maxTotal: RunLimit | undefined): (runId: string) => number {
     return (runId) => {
       const cap = runCap(maxTotal, runId);
-      return cap === undefined ? Infinity : Math.max(0, cap - this.deps.ledger.counts(runId).total);
+      if (cap === undefined) return Infinity;
+      const elsewhere = this.deps.acceptedElsewhere?.(runId) ?? 0;
+      return Math.max(0, cap - this.deps.ledger.counts(runId).total - elsewhere);
     };
   }
 

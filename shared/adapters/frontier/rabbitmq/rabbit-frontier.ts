@@ -198,6 +198,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
       logger: this.log,
       ensureRunQueues,
       onQueuesChanged: () => this.counts.invalidate(),
+      acceptedElsewhere: (runId) => this.membership?.countsElsewhere(runId)[0] ?? 0,
     });
   }
 
