@@ -186,11 +186,18 @@ export class FrontierWriter {
    * what they accepted since (a heartbeat's worth), never by a scheduler's whole share.
    */
   private room(maxTotal: RunLimit | undefined): (runId: string) => number {
+    // Asked for each new URL of a batch; nothing it reads changes before the batch is recorded.
+    const rooms = new Map<string, number>();
     return (runId) => {
-      const cap = runCap(maxTotal, runId);
-      if (cap === undefined) return Infinity;
-      const elsewhere = this.deps.acceptedElsewhere?.(runId) ?? 0;
-      return Math.max(0, cap - this.deps.ledger.counts(runId).total - elsewhere);
+      let room = rooms.get(runId);
+      if (room === undefined) {
+        const cap = runCap(maxTotal, runId);
+        const elsewhere = cap === undefined ? 0 : (this.deps.acceptedElsewhere?.(runId) ?? 0);
+        room =
+          cap === undefined ? Infinity : Math.max(0, cap - this.deps.ledger.counts(runId).total - elsewhere);
+        rooms.set(runId, room);
+      }
+      return room;
     };
   }
 
