@@ -50,6 +50,14 @@ async function waitForSplit(frontiers: readonly RabbitFrontier[], what: string):
   );
 }
 
+/** A second scheduler `b` beside the fixture's `a`, both consuming run default, the shards split. */
+async function secondScheduler(fx: RabbitFixture): Promise<RabbitFrontier> {
+  const b = await openScheduler(fx, 'b');
+  for (const f of [fx.frontier, b]) await f.resumeRun('default');
+  await waitForSplit([fx.frontier, b], 'two schedulers');
+  return b;
+}
+
 interface Held {
   host: string;
   by: number;
@@ -180,10 +188,8 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
   it('a scheduler joining moves only its share; one killed gives its shards to the others; nothing lost, no host held by two at once', async () => {
     const fx = await shardedFixture();
     try {
-      const b = await openScheduler(fx, 'b');
+      const b = await secondScheduler(fx);
       const frontiers = [fx.frontier, b];
-      for (const f of frontiers) await f.resumeRun('default');
-      await waitForSplit(frontiers, 'two schedulers');
       const before = frontiers.map((f) => new Set(f.ownedShards));
 
       const pushed = hostTasks(60, 20);
@@ -238,9 +244,7 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
   it('a scheduler without crawlers owns no shard: the others take its hosts', async () => {
     const fx = await shardedFixture();
     try {
-      const b = await openScheduler(fx, 'b');
-      for (const f of [fx.frontier, b]) await f.resumeRun('default');
-      await waitForSplit([fx.frontier, b], 'two schedulers');
+      const b = await secondScheduler(fx);
       await b.setDemand(false);
       await waitFor(() => fx.frontier.ownedShards.length === SHARDS && b.ownedShards.length === 0, {
         timeoutMs: 15_000,
@@ -270,9 +274,7 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
   it("a run's cap counts what every scheduler accepted, not each ledger alone", async () => {
     const fx = await shardedFixture();
     try {
-      const b = await openScheduler(fx, 'b');
-      for (const f of [fx.frontier, b]) await f.resumeRun('default');
-      await waitForSplit([fx.frontier, b], 'two schedulers');
+      const b = await secondScheduler(fx);
       const cap = { maxTotal: () => 50 };
       assert.equal((await fx.frontier.push(hostTasks(6, 5, 'a'), cap)).length, 30, 'a accepts 30 of the 50');
       // b learns a's count from a's heartbeat.
@@ -296,9 +298,7 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
   it('a run looks finished only once it has been empty everywhere for three heartbeats', async () => {
     const fx = await shardedFixture();
     try {
-      const b = await openScheduler(fx, 'b');
-      for (const f of [fx.frontier, b]) await f.resumeRun('default');
-      await waitForSplit([fx.frontier, b], 'two schedulers');
+      const b = await secondScheduler(fx);
       // One task on a host of b's: a holds nothing of it, yet must not see the run finished.
       let h = 0;
       while (!b.ownedShards.includes(shardOfHost(`h${h}.test`, SHARDS))) h += 1;
