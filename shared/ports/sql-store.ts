@@ -31,6 +31,8 @@ export interface SqlStore {
   readonly deliveries: DeliveryRepository;
   readonly agents: AgentRepository;
   readonly schedules: ScheduleRepository;
+  /** The RabbitMQ frontier's seen-set, shared by the schedulers that split a prefix's hosts. */
+  readonly seen: SeenRepository;
   /** True when the database answers a trivial query (for health checks). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -280,6 +282,29 @@ export interface TokenRepository {
   /** False when there is no such token or it was already revoked. */
   revoke(id: string, at: number): Promise<boolean>;
   touch(id: string, at: number): Promise<void>;
+}
+
+// ---- the frontier's shared seen-set ------------------------------------------------------
+
+/**
+ * Which URLs each run accepted, by key (`urlKey`: 32 hex digits), whichever scheduler accepted
+ * them. `scope` is the frontier's queue prefix. Keys are claimed once: of two schedulers claiming
+ * the same key, at once or not, exactly one is told it won.
+ */
+export interface SeenRepository {
+  /** The keys of `keys` that the run has already. */
+  known(scope: string, runId: string, keys: readonly string[]): Promise<Set<string>>;
+  /** Adds the keys; returns those this call added (the others were there already). */
+  claim(
+    scope: string,
+    runId: string,
+    keys: readonly string[],
+    by: { schedulerId: string; at: number },
+  ): Promise<Set<string>>;
+  /** How many keys the run has. */
+  count(scope: string, runId: string): Promise<number>;
+  /** Forgets the run's keys (the run is gone); returns how many. */
+  forget(scope: string, runId: string): Promise<number>;
 }
 
 // ---- the fleet: host agents and their crawler processes ------------------------------------

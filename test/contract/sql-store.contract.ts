@@ -9,6 +9,7 @@ import { logAndResultCases } from './sql-store/logs-results.cases.js';
 import { runCases } from './sql-store/runs.cases.js';
 import { scheduleCases } from './sql-store/schedules.cases.js';
 import { schemaCases } from './sql-store/schema.cases.js';
+import { seenCases } from './sql-store/seen.cases.js';
 import { tokenCases } from './sql-store/tokens.cases.js';
 
 /** One empty database (a SQLite file, a PostgreSQL schema, a SQL Server database). */
@@ -92,5 +93,6 @@ export function sqlStoreContract(
     alertCases(define);
     agentCases(define);
     scheduleCases(define);
+    seenCases(define);
   });
 }

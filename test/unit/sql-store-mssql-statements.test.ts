@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import nodeSqlParser from 'node-sql-parser';
 import { MIGRATIONS } from '../../shared/adapters/sql-store/migrations.js';
 import { MSSQL_ALERT_STATEMENTS } from '../../shared/adapters/sql-store/alert-statements.js';
+import { MSSQL_SEEN_STATEMENTS, SEEN_CHUNK } from '../../shared/adapters/sql-store/seen-statements.js';
 import { MSSQL_STATEMENTS, schemaLockAsTsql } from '../../shared/adapters/sql-store/mssql-statements.js';
 import {
   LOG_INSERT_CHUNK,
@@ -23,6 +24,7 @@ function everyStatement(): [string, string][] {
   for (const [name, value] of Object.entries(MSSQL_STATEMENTS)) {
     if (name === 'alerts') continue;
     if (name === 'schedules') continue;
+    if (name === 'seen') continue;
     if (typeof value === 'string') all.push([name, value]);
     else if (typeof value === 'object' && value.kind === 'single') all.push([name, value.sql]);
     else if (typeof value === 'object')
@@ -46,6 +48,13 @@ function everyStatement(): [string, string][] {
   }
   for (let states = 0; states <= MAX_STATES; states += 1)
     all.push([`alerts.alertList(states=${states})`, MSSQL_ALERT_STATEMENTS.alertList(states)]);
+  const seen = MSSQL_SEEN_STATEMENTS;
+  all.push(['seen.seenForget', seen.seenForget], ['seen.seenCount', seen.seenCount]);
+  for (const n of [1, 2, SEEN_CHUNK]) {
+    all.push([`seen.seenKnown(${n})`, seen.seenKnown(n)]);
+    if (seen.seenClaim.kind === 'lock-then-insert')
+      all.push([`seen.lock(${n})`, seen.seenClaim.lock(n)], [`seen.insert(${n})`, seen.seenClaim.insert(n)]);
+  }
   for (const m of MIGRATIONS)
     m.statements.mssql.forEach((s, i) => all.push([`migration ${m.version}.${i}`, s]));
   all.push(['schema lock', schemaLockAsTsql()]);

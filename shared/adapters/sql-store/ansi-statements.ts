@@ -19,6 +19,7 @@ import {
   type Statements,
 } from './statements.js';
 import { ANSI_SCHEDULE_STATEMENTS } from './schedule-statements.js';
+import { ANSI_SEEN_STATEMENTS } from './seen-statements.js';
 
 /**
  * Statements of SQLite and PostgreSQL, which agree on everything the store needs: `$n`
@@ -115,6 +116,7 @@ const common: Statements = {
   processListState: `SELECT ${PROCESS_COLUMNS} FROM agent_processes WHERE state = $1 ORDER BY agent_id, slot`,
   processSetState: 'UPDATE agent_processes SET state = $2 WHERE agent_id = $1',
   schedules: ANSI_SCHEDULE_STATEMENTS,
+  seen: ANSI_SEEN_STATEMENTS,
 };
 
 export const SQLITE_STATEMENTS: Statements = common;

@@ -73,6 +73,8 @@ export const KEY_LENGTHS = {
   /** An alert's subject (`agentId/processId`, a queue name) and its dedupe key (rule + subject + how). */
   subject: 300,
   dedupe: 450,
+  /** A URL's key in the shared seen-set: 32 hex digits of its SHA-256. */
+  urlKey: 32,
 } as const;
 
 function v1(t: Types): string[] {
@@ -385,6 +387,24 @@ const V8_LOG_RETRIES: Record<SqlDialect, string[]> = {
   ],
 };
 
+/**
+ * 9: the RabbitMQ frontier's seen-set shared by the schedulers of a prefix when hosts are split
+ * among them (docs/cluster.md): one row per URL a run accepted, under a key of the URL (its
+ * SHA-256, 32 hex digits), whichever scheduler claimed it first.
+ */
+function v9(t: Types): string[] {
+  return [
+    `CREATE TABLE frontier_seen (
+      scope ${t.key(KEY_LENGTHS.name)} NOT NULL,
+      run_id ${t.key(KEY_LENGTHS.id)} NOT NULL,
+      url_key ${t.key(KEY_LENGTHS.urlKey)} NOT NULL,
+      scheduler_id ${t.key(KEY_LENGTHS.id)} NOT NULL,
+      at ${t.bigint} NOT NULL,
+      PRIMARY KEY (scope, run_id, url_key)
+    )`,
+  ];
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'jobs, runs, logs, results, tokens', statements: perDialect(v1) },
   { version: 2, description: 'agents and their crawler processes', statements: perDialect(v2) },
@@ -402,6 +422,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, description: 'runs count not-modified pages', statements: V6_NOT_MODIFIED },
   { version: 7, description: 'runs name the schedule fire time that made them', statements: V7_SCHEDULED_BY },
   { version: 8, description: 'final failures sent back to their run', statements: V8_LOG_RETRIES },
+  { version: 9, description: "the frontier's shared seen-set", statements: perDialect(v9) },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

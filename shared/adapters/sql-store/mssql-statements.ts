@@ -19,6 +19,7 @@ import {
   type Statements,
 } from './statements.js';
 import { MSSQL_SCHEDULE_STATEMENTS } from './schedule-statements.js';
+import { MSSQL_SEEN_STATEMENTS } from './seen-statements.js';
 
 /**
  * Every T-SQL statement the SQL Server store sends, written from the mssql driver's and SQL
@@ -130,6 +131,7 @@ export const MSSQL_STATEMENTS: Statements = {
   processListState: `SELECT ${PROCESS_COLUMNS} FROM agent_processes WHERE state = @v1 ORDER BY agent_id, slot`,
   processSetState: 'UPDATE agent_processes SET state = @v2 WHERE agent_id = @v1',
   schedules: MSSQL_SCHEDULE_STATEMENTS,
+  seen: MSSQL_SEEN_STATEMENTS,
 };
 
 /**

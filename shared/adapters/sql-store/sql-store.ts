@@ -14,6 +14,7 @@ import type {
   ResultRepository,
   RunRepository,
   ScheduleRepository,
+  SeenRepository,
   SqlStore,
   TokenRepository,
 } from '../../ports/sql-store.js';
@@ -32,6 +33,7 @@ import { logRepository } from './repositories/logs.js';
 import { resultRepository } from './repositories/results.js';
 import { runRepository } from './repositories/runs.js';
 import { scheduleRepository } from './repositories/schedules.js';
+import { seenRepository } from './repositories/seen.js';
 import { tokenRepository } from './repositories/tokens.js';
 import { webhookRepository } from './repositories/webhooks.js';
 import type { Statements } from './statements.js';
@@ -59,6 +61,7 @@ export class DriverSqlStore implements SqlStore {
   readonly deliveries: DeliveryRepository;
   readonly agents: AgentRepository;
   readonly schedules: ScheduleRepository;
+  readonly seen: SeenRepository;
   private closing: Promise<void> | null = null;
   private readonly now: () => number;
   private readonly migrations: readonly Migration[];
@@ -83,6 +86,7 @@ export class DriverSqlStore implements SqlStore {
     this.deliveries = deliveryRepository(ctx);
     this.agents = agentRepository(ctx);
     this.schedules = scheduleRepository(ctx);
+    this.seen = seenRepository(ctx);
   }
 
   get dialect(): SqlDriver['dialect'] {

@@ -1,5 +1,6 @@
 import type { AlertStatements } from './alert-statements.js';
 import type { ScheduleStatements } from './schedule-statements.js';
+import type { SeenStatements } from './seen-statements.js';
 
 /**
  * The statements the store sends, as data: one set per dialect (ansi-statements.ts for SQLite and
@@ -125,6 +126,8 @@ export interface Statements {
   processSetState: string;
   /** The schedule tables' (schedule-statements.ts). */
   schedules: ScheduleStatements;
+  /** The frontier's shared seen-set (seen-statements.ts). */
+  seen: SeenStatements;
 }
 
 export const JOB_COLUMNS = 'id, name, settings, created_at, updated_at';
