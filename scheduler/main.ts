@@ -66,7 +66,16 @@ export async function main(env: Record<string, string | undefined> = process.env
     (config.serveRuns ?? config.seeds.length === 0) ? await openControlPlane(config, logger) : null;
   // One registry for the process, served at GET /metrics with the scheduler's token.
   const registry = createMetricsRegistry();
-  const backend = await openBackend(config, logger, createPublishTimers(registry)).catch(
+  // Hosts split among schedulers: they share the seen-set in SQL, which is shared only if they
+  // share the store (the master's ACKCRAWL_SQL_URL), not each one's SQLite file.
+  const sharedSeen = config.shards > 1 ? plane?.store.seen : undefined;
+  if (sharedSeen && config.sqlUrl === undefined) {
+    logger.warn(
+      { shards: config.shards, dataDir: config.dataDir },
+      'ACKCRAWL_SHARDS without ACKCRAWL_SQL_URL: the seen-set lives in this data dir only; schedulers with other data dirs will fetch URLs found through both twice. Give every scheduler of the prefix the same ACKCRAWL_SQL_URL',
+    );
+  }
+  const backend = await openBackend(config, logger, createPublishTimers(registry), sharedSeen).catch(
     async (err: unknown) => {
       await plane?.close();
       throw err;

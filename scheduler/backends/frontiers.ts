@@ -5,6 +5,7 @@ import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-fronti
 import { amqpConnector } from '../../shared/config/amqp-connect.js';
 import { readTlsCa } from '../../shared/config/tls.js';
 import type { Logger } from '../../shared/logger.js';
+import type { SeenRepository } from '../../shared/ports/sql-store.js';
 import type { Frontier } from '../../shared/ports/frontier.js';
 import type { SchedulerConfig } from '../config.js';
 import { schedulerIdFor } from '../runs/scheduler-id.js';
@@ -14,6 +15,7 @@ export async function openFrontier(
   config: SchedulerConfig,
   logger: Logger,
   publishTimer?: PublishTimer,
+  sharedSeen?: SeenRepository,
 ): Promise<Frontier> {
   if (config.frontier === 'sqlite') {
     // Commits need not wait for the disk when the record files are fdatasynced before each settle:
@@ -42,6 +44,7 @@ export async function openFrontier(
     // Hosts split among schedulers: the id is this scheduler's, so a restart wins the same shards.
     shards: config.shards,
     memberId: schedulerIdFor(config.schedulerId, config.dataDir),
+    ...(sharedSeen ? { sharedSeen } : {}),
     logger: logger.child({ module: 'rabbitmq' }),
     ...(publishTimer ? { publishTimer } : {}),
   });

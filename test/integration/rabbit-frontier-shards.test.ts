@@ -1,6 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
+import type { SeenRepository, SqlStore } from '../../shared/ports/sql-store.js';
 import type { RabbitFrontier } from '../../shared/adapters/frontier/rabbitmq/rabbit-frontier.js';
 import { shardOfHost } from '../../shared/adapters/frontier/rabbitmq/shards.js';
 import type { Lease, NewTask } from '../../shared/protocol/task.js';
@@ -21,13 +25,45 @@ function hostTasks(hosts: number, perHost: number, tag = ''): NewTask[] {
   return out;
 }
 
-/** A fresh prefix with hosts split in SHARDS, its first frontier scheduler `a`. */
-function shardedFixture(): Promise<RabbitFixture> {
+/**
+ * A fresh prefix with hosts split in SHARDS, its first frontier scheduler `a`; every scheduler
+ * opened on it shares `sharedSeen` when given.
+ */
+function shardedFixture(sharedSeen?: SeenRepository): Promise<RabbitFixture> {
   return makeRabbitFixture(new FakeClock(), {
     shards: SHARDS,
     memberId: 'a',
     shardHeartbeatMs: HEARTBEAT_MS,
+    ...(sharedSeen ? { sharedSeen } : {}),
   });
+}
+
+/** The SQL store of a fleet (SQLite here), whose seen-set the schedulers share; closed after `body`. */
+async function withSqlStore(body: (store: SqlStore) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-shared-seen-'));
+  const store = await openSqlStore(`sqlite:${join(dir, 'ackcrawl.db')}`);
+  try {
+    await body(store);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Each scheduler's view of the run once the heartbeats have told it the others' counters. */
+async function waitForTotals(frontiers: readonly RabbitFrontier[], total: number, done: number): Promise<void> {
+  for (const f of frontiers) {
+    await waitFor(
+      async () => {
+        const st = await f.stats('default');
+        return st.total === total && st.done === done;
+      },
+      {
+        timeoutMs: 5_000,
+        message: async () => `total ${total} and done ${done} (${JSON.stringify(await f.stats('default'))})`,
+      },
+    );
+  }
 }
 
 async function openScheduler(fx: RabbitFixture, id: string): Promise<RabbitFrontier> {
@@ -327,4 +363,73 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
       await fx.cleanup();
     }
   });
+  it('with the shared seen-set, a URL found through two schedulers is published and counted once', () =>
+    withSqlStore(async (store) => {
+      const fx = await shardedFixture(store.seen);
+      try {
+        const b = await secondScheduler(fx);
+        const first = hostTasks(10, 3, 'x');
+        assert.equal((await fx.frontier.push(first)).length, 30);
+        // b has not seen them, but the fleet has: only its 4 new URLs go out.
+        const again = await b.push([...first, ...hostTasks(2, 2, 'y')]);
+        assert.deepEqual(
+          again.map((t) => t.url).sort(),
+          hostTasks(2, 2, 'y')
+            .map((t) => t.url)
+            .sort(),
+        );
+        // Both at once: each publishes, one of them counts each URL.
+        const both = hostTasks(6, 5, 'z');
+        const [byA, byB] = await Promise.all([fx.frontier.push(both), b.push(both)]);
+        assert.equal(byA.length + byB.length, both.length, 'each URL counted by one scheduler');
+
+        const w = workers([fx.frontier, b]);
+        const unique = 30 + 4 + 30;
+        await waitFor(() => w.done.size === unique, {
+          timeoutMs: 30_000,
+          message: () => `every task done (${w.done.size} of ${unique})`,
+        });
+        await waitForTotals([fx.frontier, b], unique, unique);
+        await w.end();
+        assert.deepEqual(
+          [...w.done].filter(([, n]) => n !== 1),
+          [],
+          'no URL fetched twice',
+        );
+        assert.equal(await store.seen.count(fx.prefix, 'default'), unique);
+      } finally {
+        await fx.cleanup();
+      }
+    }));
+
+  it("with the shared seen-set, a scheduler that never saw a run's URLs does not publish them again", () =>
+    withSqlStore(async (store) => {
+      const fx = await shardedFixture(store.seen);
+      try {
+        const b = await secondScheduler(fx);
+        const pushed = hostTasks(12, 4);
+        await fx.frontier.push(pushed);
+        const w = workers([fx.frontier, b]);
+        await waitFor(() => w.done.size === pushed.length, {
+          timeoutMs: 30_000,
+          message: () => `every task done (${w.done.size} of ${pushed.length})`,
+        });
+        // A third scheduler joins with an empty ledger and takes some shards, outcomes and all:
+        // it finds the URLs again (a crawler's links) and publishes none of them.
+        const c = await openScheduler(fx, 'c');
+        await c.resumeRun('default');
+        w.add(c);
+        await waitForSplit([fx.frontier, b, c], 'after c joined');
+        assert.deepEqual(await c.push(pushed), [], 'nothing published again');
+        await waitForTotals([fx.frontier, b, c], pushed.length, pushed.length);
+        await w.end();
+        assert.deepEqual(
+          [...w.done].filter(([, n]) => n !== 1),
+          [],
+          'no URL fetched twice',
+        );
+      } finally {
+        await fx.cleanup();
+      }
+    }));
 });

@@ -7,6 +7,7 @@ import { LedgerState, type Ledger } from './ledger.js';
 import type { Delivery, Held, LeaseBook } from './lease-book.js';
 import type { OutgoingMessages } from './outgoing-messages.js';
 import type { Outgoing, Publisher } from './publisher.js';
+import type { SharedSeen } from './shared-seen.js';
 
 /** The live leases a settlement names, taken out of the lease book; stale ones are left out. */
 export interface ClaimedSettlement {
@@ -51,6 +52,23 @@ export interface FrontierWriterDeps {
    * among schedulers): they count against the run's cap too. Absent: this ledger is the only one.
    */
   acceptedElsewhere?: (runId: string) => number;
+  /**
+   * The seen-set shared by the schedulers of the prefix (hosts split among them): a URL another
+   * one accepted is not published again, and a URL two publish at once is counted by one.
+   */
+  sharedSeen?: SharedSeen;
+}
+
+/** New tasks after the shared seen-set: those to publish, and those another scheduler has. */
+interface Sorted {
+  fresh: NewTask[];
+  elsewhere: NewTask[];
+}
+
+/** What the ledger records of a batch's new tasks. */
+interface Accepted {
+  accepted: NewTask[];
+  seenElsewhere?: NewTask[];
 }
 
 /**
@@ -62,11 +80,12 @@ export class FrontierWriter {
   constructor(private readonly deps: FrontierWriterDeps) {}
 
   async push(link: Link, tasks: readonly NewTask[], maxTotal: RunLimit | undefined): Promise<NewTask[]> {
-    const { fresh } = this.deps.ledger.unseen(tasks, this.room(maxTotal));
-    await this.prepareRuns(link, fresh);
-    await this.publishWithNew(link, fresh, [], 'push');
-    this.deps.ledger.record({ accepted: fresh });
-    return fresh;
+    const sorted = await this.sortShared(this.deps.ledger.unseen(tasks, this.room(maxTotal)).fresh);
+    await this.prepareRuns(link, sorted.fresh);
+    await this.publishWithNew(link, sorted.fresh, [], 'push');
+    const accepted = await this.claimShared(sorted);
+    this.deps.ledger.record(accepted);
+    return accepted.accepted;
   }
 
   /**
@@ -89,10 +108,12 @@ export class FrontierWriter {
     const now = this.deps.clock();
     // A stale ack pushes nothing: the lease that replaced it reports its own links.
     // Discoveries of a cancelled run are left out by unseen(); its retries are dropped.
-    const { fresh, capped } = ledger.unseen(
+    const local = ledger.unseen(
       [...acks, ...failures].flatMap((a) => a.discovered),
       this.room(batch.maxTotal),
     );
+    const sorted = await this.sortShared(local.fresh);
+    const { fresh } = sorted;
     const live = retries.filter((r) => ledger.stateOf(r.held.task.runId) !== 'cancelled');
     await this.prepareRuns(link, fresh);
     await this.publishWithNew(
@@ -104,8 +125,9 @@ export class FrontierWriter {
       ],
       'settle',
     );
+    const accepted = await this.claimShared(sorted);
     ledger.record({
-      accepted: fresh,
+      ...accepted,
       done: acks.map((a) => runUrl(a.held)),
       failed: failures.map((f) => runUrl(f.held)),
       retried: live.map((r) => ({ ...runUrl(r.held), attempt: r.held.task.attempt + 1 })),
@@ -117,8 +139,8 @@ export class FrontierWriter {
       ackOn(held.link, held.message);
       this.deps.book.finish(held);
     }
-    const result = { applied: claimed.all.length, accepted: fresh.length };
-    return capped ? { ...result, capped } : result;
+    const result = { applied: claimed.all.length, accepted: accepted.accepted.length };
+    return local.capped ? { ...result, capped: local.capped } : result;
   }
 
   /**
@@ -167,6 +189,30 @@ export class FrontierWriter {
     } finally {
       if (out.length > 0) this.deps.onQueuesChanged();
     }
+  }
+
+  /** Without a shared seen-set every new task is fresh. */
+  private async sortShared(tasks: NewTask[]): Promise<Sorted> {
+    const shared = this.deps.sharedSeen;
+    if (shared === undefined || tasks.length === 0) return { fresh: tasks, elsewhere: [] };
+    const { unseen, seen } = await shared.sort(tasks);
+    return { fresh: unseen, elsewhere: seen };
+  }
+
+  /**
+   * After the confirms: the published tasks this scheduler won in the shared seen-set count as
+   * accepted here; those another one claimed in between (both published them) and those it had
+   * already go into the ledger uncounted, since that one counts them.
+   */
+  private async claimShared(sorted: Sorted): Promise<Accepted> {
+    const shared = this.deps.sharedSeen;
+    if (shared === undefined || sorted.fresh.length === 0) {
+      return sorted.elsewhere.length === 0
+        ? { accepted: sorted.fresh }
+        : { accepted: sorted.fresh, seenElsewhere: sorted.elsewhere };
+    }
+    const { won, lost } = await shared.claim(sorted.fresh);
+    return { accepted: won, seenElsewhere: [...sorted.elsewhere, ...lost] };
   }
 
   private keep(confirmed: readonly NewTask[]): void {

@@ -38,6 +38,11 @@ export interface RunUrl {
 /** What one settle or push records, in one transaction. */
 export interface LedgerChanges {
   accepted?: readonly NewTask[];
+  /**
+   * URLs another scheduler of the prefix accepted (the shared seen-set said so): kept in the
+   * seen-set here, so they are not asked about again, but not counted in `total`, which is theirs.
+   */
+  seenElsewhere?: readonly NewTask[];
   done?: readonly RunUrl[];
   failed?: readonly RunUrl[];
   retried?: readonly (RunUrl & { attempt: number })[];
@@ -274,6 +279,10 @@ export class Ledger {
     };
     for (const task of changes.accepted ?? []) {
       runOf(task.runId).total += s.insert.run(task.runId, task.url, LedgerState.accepted, 1).changes;
+    }
+    for (const task of changes.seenElsewhere ?? []) {
+      runOf(task.runId);
+      s.insert.run(task.runId, task.url, LedgerState.accepted, 1);
     }
     for (const { runId, url, attempt } of changes.retried ?? []) {
       const row = s.lookup.get(runId, url);

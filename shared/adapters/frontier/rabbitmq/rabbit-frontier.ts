@@ -35,6 +35,7 @@ import {
 import { checkOldLayout } from './old-layout.js';
 import { runStats } from './run-stats.js';
 import { ShardMembership, type RunCounts } from './shard-membership.js';
+import { sqlSharedSeen, type SharedSeen } from './shared-seen.js';
 import { shardsOwnedBy } from './shards.js';
 import { assertRunQueues, assertTopology, queueNames, runQueueNames, type QueueNames } from './topology.js';
 
@@ -106,6 +107,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private readonly clock: () => number;
   private readonly log: Logger;
   private readonly ledger: Ledger;
+  private readonly sharedSeen: SharedSeen | null;
   private readonly book: LeaseBook;
   private readonly picker = new LevelPicker();
   private readonly publisher: Publisher;
@@ -171,6 +173,16 @@ class RabbitFrontierImpl implements RabbitFrontier {
       ...(options.publishTimer ? { publishTimer: options.publishTimer } : {}),
     });
     this.ledger = new Ledger(options.ledgerPath, undefined, opts.shards > 1 ? 'uncounted' : 'counted');
+    this.sharedSeen =
+      opts.shards > 1 && options.sharedSeen
+        ? sqlSharedSeen({
+            repo: options.sharedSeen,
+            scope: opts.prefix,
+            schedulerId: opts.memberId,
+            clock: this.clock,
+            logger: this.log.child({ module: 'shared-seen' }),
+          })
+        : null;
     const ensureRunQueues = (link: Link, runId: string): Promise<void> => this.ensureRunQueues(link, runId);
     this.intake = new DeliveryIntake({
       ledger: this.ledger,
@@ -199,6 +211,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
       ensureRunQueues,
       onQueuesChanged: () => this.counts.invalidate(),
       acceptedElsewhere: (runId) => this.membership?.countsElsewhere(runId)[0] ?? 0,
+      ...(this.sharedSeen ? { sharedSeen: this.sharedSeen } : {}),
     });
   }
 
@@ -867,6 +880,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
     }
     this.linkRunsOf(link).declared.delete(runId);
     this.ledger.markPurged(runId);
+    await this.sharedSeen?.forget(runId);
   }
 
   private onLinkDown(link: Link): void {

@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../../../errors.js';
+import type { SeenRepository } from '../../../ports/sql-store.js';
 import type { Logger } from '../../../logger.js';
 import { assertLeaseMs } from '../task-input.js';
 import type { Connect } from './broker-link.js';
@@ -57,6 +58,12 @@ export interface RabbitFrontierOptions {
   memberId?: string;
   /** How often the schedulers of a sharded prefix beat; 1 s unless given. */
   shardHeartbeatMs?: number;
+  /**
+   * With shards: the SQL store's seen-set, shared by every scheduler of the prefix, so a URL
+   * found through two schedulers is published and counted once, and one of a shard that moved is
+   * not fetched again by its new owner. Without it (or without shards) each ledger dedups alone.
+   */
+  sharedSeen?: SeenRepository;
 }
 
 export interface ResolvedOptions {

@@ -1,0 +1,115 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from '../../../logger.js';
+import type { SeenRepository } from '../../../ports/sql-store.js';
+import type { NewTask } from '../../../protocol/task.js';
+
+/**
+ * The seen-set shared by the schedulers that split a prefix's hosts, beside each one's ledger.
+ * A URL is claimed there after its message is confirmed, so a crash between the two leaves a URL
+ * published and unclaimed (a second copy at worst, if another scheduler discovers it), never a
+ * claim with no message.
+ */
+export interface SharedSeen {
+  /** `tasks` split into those no scheduler has claimed and those one has. */
+  sort(tasks: readonly NewTask[]): Promise<{ unseen: NewTask[]; seen: NewTask[] }>;
+  /** Claims the tasks (their messages are confirmed): those this scheduler won, and the others. */
+  claim(tasks: readonly NewTask[]): Promise<{ won: NewTask[]; lost: NewTask[] }>;
+  /** The run is gone: its keys are forgotten. */
+  forget(runId: string): Promise<void>;
+}
+
+/** A URL's key in the set: 32 hex digits of its SHA-256. */
+export function urlKey(url: string): string {
+  return createHash('sha256').update(url).digest('hex').slice(0, 32);
+}
+
+function byRun(tasks: readonly NewTask[]): Map<string, { task: NewTask; key: string }[]> {
+  const runs = new Map<string, { task: NewTask; key: string }[]>();
+  for (const task of tasks) {
+    let list = runs.get(task.runId);
+    if (list === undefined) runs.set(task.runId, (list = []));
+    list.push({ task, key: urlKey(task.url) });
+  }
+  return runs;
+}
+
+export interface SqlSharedSeenOptions {
+  repo: SeenRepository;
+  /** The frontier's queue prefix: the set's scope. */
+  scope: string;
+  schedulerId: string;
+  clock: () => number;
+  logger: Logger;
+}
+
+/**
+ * The shared seen-set in the SQL store (SqlStore.seen). When the store cannot be reached, each
+ * scheduler falls back on its own ledger: `sort` calls every task unseen and `claim` calls every
+ * task won, so the crawl goes on and nothing is lost; the price is what the set exists to avoid,
+ * a URL found through two schedulers fetched and counted twice. That is logged once per outage.
+ */
+export function sqlSharedSeen(options: SqlSharedSeenOptions): SharedSeen {
+  const { repo, scope, schedulerId, clock, logger } = options;
+  let down = false;
+  const fallBack = (err: unknown, op: string): void => {
+    if (down) return;
+    down = true;
+    logger.warn(
+      { err, op },
+      'the shared seen-set is out of reach: each scheduler dedups on its own ledger until it is back; URLs found through two schedulers meanwhile may be fetched twice',
+    );
+  };
+  const back = (): void => {
+    if (!down) return;
+    down = false;
+    logger.info('the shared seen-set answers again');
+  };
+
+  return {
+    async sort(tasks) {
+      if (tasks.length === 0) return { unseen: [], seen: [] };
+      const unseen: NewTask[] = [];
+      const seen: NewTask[] = [];
+      try {
+        for (const [runId, items] of byRun(tasks)) {
+          const known = await repo.known(scope, runId, items.map((i) => i.key));
+          for (const { task, key } of items) (known.has(key) ? seen : unseen).push(task);
+        }
+      } catch (err) {
+        fallBack(err, 'sort');
+        return { unseen: [...tasks], seen: [] };
+      }
+      back();
+      return { unseen, seen };
+    },
+
+    async claim(tasks) {
+      if (tasks.length === 0) return { won: [], lost: [] };
+      const won: NewTask[] = [];
+      const lost: NewTask[] = [];
+      const runs = byRun(tasks);
+      const done = new Set<string>();
+      try {
+        for (const [runId, items] of runs) {
+          const claimed = await repo.claim(scope, runId, items.map((i) => i.key), { schedulerId, at: clock() });
+          for (const { task, key } of items) (claimed.has(key) ? won : lost).push(task);
+          done.add(runId);
+        }
+      } catch (err) {
+        fallBack(err, 'claim');
+        for (const [runId, items] of runs) if (!done.has(runId)) won.push(...items.map((i) => i.task));
+        return { won, lost };
+      }
+      back();
+      return { won, lost };
+    },
+
+    async forget(runId) {
+      try {
+        await repo.forget(scope, runId);
+      } catch (err) {
+        logger.warn({ err, runId }, "could not forget a purged run's shared seen-set; its rows stay");
+      }
+    },
+  };
+}
