@@ -51,7 +51,11 @@ async function withSqlStore(body: (store: SqlStore) => Promise<void>): Promise<v
 }
 
 /** Each scheduler's view of the run once the heartbeats have told it the others' counters. */
-async function waitForTotals(frontiers: readonly RabbitFrontier[], total: number, done: number): Promise<void> {
+async function waitForTotals(
+  frontiers: readonly RabbitFrontier[],
+  total: number,
+  done: number,
+): Promise<void> {
   for (const f of frontiers) {
     await waitFor(
       async () => {
@@ -154,6 +158,23 @@ function workers(initial: readonly RabbitFrontier[]) {
       await Promise.all(loops);
     },
   };
+}
+
+/** Waits until the workers have settled `n` distinct URLs. */
+async function waitForAllDone(w: ReturnType<typeof workers>, n: number): Promise<void> {
+  await waitFor(() => w.done.size === n, {
+    timeoutMs: 30_000,
+    message: () => `every task done (${w.done.size} of ${n})`,
+  });
+}
+
+/** After the workers ended: each URL was settled exactly once. */
+function assertEachDoneOnce(w: ReturnType<typeof workers>): void {
+  assert.deepEqual(
+    [...w.done].filter(([, n]) => n !== 1),
+    [],
+    'no URL fetched twice',
+  );
 }
 
 /** Pairs of leases of one host held by two schedulers at the same moment. */
@@ -363,6 +384,7 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
       await fx.cleanup();
     }
   });
+
   it('with the shared seen-set, a URL found through two schedulers is published and counted once', () =>
     withSqlStore(async (store) => {
       const fx = await shardedFixture(store.seen);
@@ -385,17 +407,10 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
 
         const w = workers([fx.frontier, b]);
         const unique = 30 + 4 + 30;
-        await waitFor(() => w.done.size === unique, {
-          timeoutMs: 30_000,
-          message: () => `every task done (${w.done.size} of ${unique})`,
-        });
+        await waitForAllDone(w, unique);
         await waitForTotals([fx.frontier, b], unique, unique);
         await w.end();
-        assert.deepEqual(
-          [...w.done].filter(([, n]) => n !== 1),
-          [],
-          'no URL fetched twice',
-        );
+        assertEachDoneOnce(w);
         assert.equal(await store.seen.count(fx.prefix, 'default'), unique);
       } finally {
         await fx.cleanup();
@@ -410,10 +425,7 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
         const pushed = hostTasks(12, 4);
         await fx.frontier.push(pushed);
         const w = workers([fx.frontier, b]);
-        await waitFor(() => w.done.size === pushed.length, {
-          timeoutMs: 30_000,
-          message: () => `every task done (${w.done.size} of ${pushed.length})`,
-        });
+        await waitForAllDone(w, pushed.length);
         // A third scheduler joins with an empty ledger and takes some shards, outcomes and all:
         // it finds the URLs again (a crawler's links) and publishes none of them.
         const c = await openScheduler(fx, 'c');
@@ -423,11 +435,7 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
         assert.deepEqual(await c.push(pushed), [], 'nothing published again');
         await waitForTotals([fx.frontier, b, c], pushed.length, pushed.length);
         await w.end();
-        assert.deepEqual(
-          [...w.done].filter(([, n]) => n !== 1),
-          [],
-          'no URL fetched twice',
-        );
+        assertEachDoneOnce(w);
       } finally {
         await fx.cleanup();
       }

@@ -9,25 +9,28 @@ const keys = (n: number, from = 0): string[] =>
 const by = (schedulerId: string, at = 1_000): { schedulerId: string; at: number } => ({ schedulerId, at });
 
 export function seenCases(define: DefineCase): void {
-  define('seen: a key is claimed once; known and count see it; scopes and runs are apart', async ({ store }) => {
-    const [a, b, c] = keys(3);
-    assert.deepEqual(await store.seen.claim('p1', 'r1', [a!, b!, a!], by('s1')), new Set([a, b]));
-    assert.deepEqual(await store.seen.claim('p1', 'r1', [b!, c!], by('s2')), new Set([c]));
-    assert.deepEqual(await store.seen.claim('p1', 'r1', [a!, b!, c!], by('s1')), new Set());
-    assert.deepEqual(await store.seen.known('p1', 'r1', [a!, c!, keyOf('other')]), new Set([a, c]));
-    assert.equal(await store.seen.count('p1', 'r1'), 3);
-    // Another run, another prefix: their own sets.
-    assert.deepEqual(await store.seen.claim('p1', 'r2', [a!], by('s1')), new Set([a]));
-    assert.deepEqual(await store.seen.claim('p2', 'r1', [a!], by('s1')), new Set([a]));
-    assert.deepEqual(await store.seen.known('p2', 'r2', [a!]), new Set());
-    assert.deepEqual(await store.seen.claim('p1', 'r1', [], by('s1')), new Set());
-    assert.deepEqual(await store.seen.known('p1', 'r1', []), new Set());
+  define(
+    'seen: a key is claimed once; known and count see it; scopes and runs are apart',
+    async ({ store }) => {
+      const [a, b, c] = keys(3);
+      assert.deepEqual(await store.seen.claim('p1', 'r1', [a!, b!, a!], by('s1')), new Set([a, b]));
+      assert.deepEqual(await store.seen.claim('p1', 'r1', [b!, c!], by('s2')), new Set([c]));
+      assert.deepEqual(await store.seen.claim('p1', 'r1', [a!, b!, c!], by('s1')), new Set());
+      assert.deepEqual(await store.seen.known('p1', 'r1', [a!, c!, keyOf('other')]), new Set([a, c]));
+      assert.equal(await store.seen.count('p1', 'r1'), 3);
+      // Another run, another prefix: their own sets.
+      assert.deepEqual(await store.seen.claim('p1', 'r2', [a!], by('s1')), new Set([a]));
+      assert.deepEqual(await store.seen.claim('p2', 'r1', [a!], by('s1')), new Set([a]));
+      assert.deepEqual(await store.seen.known('p2', 'r2', [a!]), new Set());
+      assert.deepEqual(await store.seen.claim('p1', 'r1', [], by('s1')), new Set());
+      assert.deepEqual(await store.seen.known('p1', 'r1', []), new Set());
 
-    assert.equal(await store.seen.forget('p1', 'r1'), 3);
-    assert.equal(await store.seen.count('p1', 'r1'), 0);
-    assert.equal(await store.seen.count('p1', 'r2'), 1);
-    assert.deepEqual(await store.seen.claim('p1', 'r1', [a!], by('s1')), new Set([a]));
-  });
+      assert.equal(await store.seen.forget('p1', 'r1'), 3);
+      assert.equal(await store.seen.count('p1', 'r1'), 0);
+      assert.equal(await store.seen.count('p1', 'r2'), 1);
+      assert.deepEqual(await store.seen.claim('p1', 'r1', [a!], by('s1')), new Set([a]));
+    },
+  );
 
   define('seen: batches larger than one statement are claimed and read whole', async ({ store }) => {
     const first = keys(700);
@@ -39,18 +42,21 @@ export function seenCases(define: DefineCase): void {
     assert.equal(await store.seen.count('p', 'r'), 1_050);
   });
 
-  define('seen: two stores claiming the same keys at once: each key won exactly once', async ({ store, another }) => {
-    const other = await another();
-    const all = keys(400);
-    // Overlapping batches, in different orders, in flight together.
-    const [x, y] = await Promise.all([
-      store.seen.claim('p', 'r', all.slice(0, 300), by('s1')),
-      other.seen.claim('p', 'r', all.slice(100).reverse(), by('s2')),
-    ]);
-    for (const k of x) assert.equal(y.has(k), false, `key ${k} won twice`);
-    assert.equal(x.size + y.size, 400);
-    assert.equal(await store.seen.count('p', 'r'), 400);
-  });
+  define(
+    'seen: two stores claiming the same keys at once: each key won exactly once',
+    async ({ store, another }) => {
+      const other = await another();
+      const all = keys(400);
+      // Overlapping batches, in different orders, in flight together.
+      const [x, y] = await Promise.all([
+        store.seen.claim('p', 'r', all.slice(0, 300), by('s1')),
+        other.seen.claim('p', 'r', all.slice(100).reverse(), by('s2')),
+      ]);
+      for (const k of x) assert.equal(y.has(k), false, `key ${k} won twice`);
+      assert.equal(x.size + y.size, 400);
+      assert.equal(await store.seen.count('p', 'r'), 400);
+    },
+  );
 
   define('seen: malformed keys and ids are refused before anything is written', async ({ store }) => {
     const [a] = keys(1);
@@ -61,7 +67,9 @@ export function seenCases(define: DefineCase): void {
       field: 'keys',
     });
     await rejectsWith(store.seen.known('', 'r', [a!]), 'SQL_INVALID_VALUE', { field: 'scope' });
-    await rejectsWith(store.seen.claim('p', 'r', [a!], by('')), 'SQL_INVALID_VALUE', { field: 'schedulerId' });
+    await rejectsWith(store.seen.claim('p', 'r', [a!], by('')), 'SQL_INVALID_VALUE', {
+      field: 'schedulerId',
+    });
     assert.equal(await store.seen.count('p', 'r'), 0);
   });
 }

@@ -68,7 +68,7 @@ interface Sorted {
 /** What the ledger records of a batch's new tasks. */
 interface Accepted {
   accepted: NewTask[];
-  seenElsewhere?: NewTask[];
+  seenElsewhere: NewTask[];
 }
 
 /**
@@ -207,9 +207,7 @@ export class FrontierWriter {
   private async claimShared(sorted: Sorted): Promise<Accepted> {
     const shared = this.deps.sharedSeen;
     if (shared === undefined || sorted.fresh.length === 0) {
-      return sorted.elsewhere.length === 0
-        ? { accepted: sorted.fresh }
-        : { accepted: sorted.fresh, seenElsewhere: sorted.elsewhere };
+      return { accepted: sorted.fresh, seenElsewhere: sorted.elsewhere };
     }
     const { won, lost } = await shared.claim(sorted.fresh);
     return { accepted: won, seenElsewhere: [...sorted.elsewhere, ...lost] };

@@ -23,12 +23,21 @@ export function urlKey(url: string): string {
   return createHash('sha256').update(url).digest('hex').slice(0, 32);
 }
 
-function byRun(tasks: readonly NewTask[]): Map<string, { task: NewTask; key: string }[]> {
+/**
+ * The tasks by run, each with its key. A batch's fresh tasks are sorted, then the same objects
+ * claimed: `keys` remembers their keys so each URL is hashed once.
+ */
+function byRun(
+  tasks: readonly NewTask[],
+  keys: WeakMap<NewTask, string>,
+): Map<string, { task: NewTask; key: string }[]> {
   const runs = new Map<string, { task: NewTask; key: string }[]>();
   for (const task of tasks) {
     let list = runs.get(task.runId);
     if (list === undefined) runs.set(task.runId, (list = []));
-    list.push({ task, key: urlKey(task.url) });
+    let key = keys.get(task);
+    if (key === undefined) keys.set(task, (key = urlKey(task.url)));
+    list.push({ task, key });
   }
   return runs;
 }
@@ -50,6 +59,7 @@ export interface SqlSharedSeenOptions {
  */
 export function sqlSharedSeen(options: SqlSharedSeenOptions): SharedSeen {
   const { repo, scope, schedulerId, clock, logger } = options;
+  const keys = new WeakMap<NewTask, string>();
   let down = false;
   const fallBack = (err: unknown, op: string): void => {
     if (down) return;
@@ -71,8 +81,12 @@ export function sqlSharedSeen(options: SqlSharedSeenOptions): SharedSeen {
       const unseen: NewTask[] = [];
       const seen: NewTask[] = [];
       try {
-        for (const [runId, items] of byRun(tasks)) {
-          const known = await repo.known(scope, runId, items.map((i) => i.key));
+        for (const [runId, items] of byRun(tasks, keys)) {
+          const known = await repo.known(
+            scope,
+            runId,
+            items.map((i) => i.key),
+          );
           for (const { task, key } of items) (known.has(key) ? seen : unseen).push(task);
         }
       } catch (err) {
@@ -87,11 +101,16 @@ export function sqlSharedSeen(options: SqlSharedSeenOptions): SharedSeen {
       if (tasks.length === 0) return { won: [], lost: [] };
       const won: NewTask[] = [];
       const lost: NewTask[] = [];
-      const runs = byRun(tasks);
+      const runs = byRun(tasks, keys);
       const done = new Set<string>();
       try {
         for (const [runId, items] of runs) {
-          const claimed = await repo.claim(scope, runId, items.map((i) => i.key), { schedulerId, at: clock() });
+          const claimed = await repo.claim(
+            scope,
+            runId,
+            items.map((i) => i.key),
+            { schedulerId, at: clock() },
+          );
           for (const { task, key } of items) (claimed.has(key) ? won : lost).push(task);
           done.add(runId);
         }

@@ -79,7 +79,8 @@ export function seenRepository(ctx: StoreContext): SeenRepository {
         if (unique.length === 0) return new Set<string>();
         return driver.transaction(async (s) => {
           const won = new Set<string>();
-          for (const chunk of chunks(unique)) for (const k of await claimChunk(s, head, chunk, tail)) won.add(k);
+          for (const chunk of chunks(unique))
+            for (const k of await claimChunk(s, head, chunk, tail)) won.add(k);
           return won;
         });
       }),
@@ -90,6 +91,7 @@ export function seenRepository(ctx: StoreContext): SeenRepository {
         return Number(row?.['n'] ?? 0);
       }),
 
-    forget: (scope, runId) => guard('seen.forget', () => driver.run(sql.seen.seenForget, scoped(scope, runId))),
+    forget: (scope, runId) =>
+      guard('seen.forget', () => driver.run(sql.seen.seenForget, scoped(scope, runId))),
   };
 }
