@@ -184,7 +184,7 @@ export class FrontierWriter {
         if (i < fresh.length) confirmed.push(fresh[i] as NewTask);
       });
     } catch (err) {
-      if (confirmed.length > 0) this.keep(confirmed);
+      if (confirmed.length > 0) await this.keep(confirmed);
       throw err;
     } finally {
       if (out.length > 0) this.deps.onQueuesChanged();
@@ -213,9 +213,13 @@ export class FrontierWriter {
     return { accepted: won, seenElsewhere: [...sorted.elsewhere, ...lost] };
   }
 
-  private keep(confirmed: readonly NewTask[]): void {
+  /**
+   * Confirmed tasks of a batch that failed half way: claimed in the shared seen-set like a whole
+   * batch's (so another scheduler that finds them does not publish them again), then recorded.
+   */
+  private async keep(confirmed: NewTask[]): Promise<void> {
     try {
-      this.deps.ledger.record({ accepted: confirmed });
+      this.deps.ledger.record(await this.claimShared({ fresh: confirmed, elsewhere: [] }));
     } catch (err) {
       this.deps.logger.warn(
         { err, tasks: confirmed.length },
