@@ -107,6 +107,7 @@ export class SchedulerClient {
           protocol: PROTOCOL_VERSION,
           crawlerId: this.options.crawlerId,
           pid: process.pid,
+          concurrency: this.options.concurrency,
           ...(this.options.capabilities?.length ? { capabilities: this.options.capabilities } : {}),
         }),
       );

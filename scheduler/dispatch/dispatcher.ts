@@ -19,6 +19,8 @@ export interface CrawlerSession {
   credit: number;
   /** The crawler announced the `render` capability: it may take tasks that need a browser. */
   readonly canRender?: boolean;
+  /** Requests the crawler runs at once, as its hello said (a crawler's default when it did not). */
+  readonly slots?: number;
   sendTasks(tasks: WireTask[]): void;
 }
 
@@ -155,6 +157,7 @@ export class Dispatcher {
       this.setDemand(true);
       this.frontierEmptyUntil = 0;
     }
+    this.tellCapacity();
   }
 
   /**
@@ -165,6 +168,7 @@ export class Dispatcher {
   async removeSession(sessionId: string, { crashed }: { crashed: boolean }): Promise<void> {
     this.sessions.delete(sessionId);
     if (this.sessions.size === 0) this.armIdle();
+    this.tellCapacity();
     const now = this.options.clock();
     const back: Lease[] = [];
     let struck = 0;
@@ -596,6 +600,13 @@ export class Dispatcher {
       // Their leases expire and the frontier hands them out again.
       this.options.logger.warn({ err, tasks: back.length }, 'could not hand back buffered work');
     }
+  }
+
+  /** The frontier weighs this scheduler's share of the hosts by its crawlers' capacity. */
+  private tellCapacity(): void {
+    let slots = 0;
+    for (const session of this.sessions.values()) slots += session.slots ?? 1;
+    this.options.frontier.setCapacity?.(slots);
   }
 
   private setDemand(wanted: boolean): void {

@@ -56,6 +56,8 @@ export class WsSession implements CrawlerSession {
   credit = 0;
   crawlerId = '';
   canRender = false;
+  /** Requests the crawler runs at once (its hello's concurrency; a crawler's default, 32, if absent). */
+  slots = 0;
   private ready = false;
   private bye = false;
   private badFrames = 0;
@@ -209,6 +211,7 @@ export class WsSession implements CrawlerSession {
     clearTimeout(this.helloTimer);
     this.crawlerId = hello.crawlerId;
     this.canRender = hello.capabilities?.includes(RENDER_CAPABILITY) ?? false;
+    this.slots = hello.concurrency ?? 32;
     this.send({
       type: 'welcome',
       protocol: PROTOCOL_VERSION,

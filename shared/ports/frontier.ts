@@ -73,6 +73,13 @@ export interface Frontier {
   setDemand?(wanted: boolean): Promise<void>;
 
   /**
+   * Optional. The crawler capacity this process serves: requests its connected crawlers run at
+   * once. A frontier that splits hosts among schedulers gives each a share of the hosts in
+   * proportion to it. Adapters that do not split hosts omit it.
+   */
+  setCapacity?(slots: number): void;
+
+  /**
    * Optional. Hosts split among schedulers: `listener` is told whenever this frontier starts handing
    * out the tasks of hosts another scheduler paced until now (`taken(host)` says which), so the
    * scheduler can keep their delay across the move. Adapters that do not split hosts omit it.

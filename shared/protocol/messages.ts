@@ -68,6 +68,11 @@ export const helloSchema = z.object({
   pid: z.number().int().optional(),
   /** What this crawler can do beyond fetching, e.g. `render` (it drives a browser). Absent: none. */
   capabilities: z.array(z.string().min(1).max(50)).max(20).optional(),
+  /**
+   * Requests this crawler runs at once for this scheduler (its share, when it serves several): the
+   * capacity schedulers that split hosts weigh their shares by. Absent: an earlier crawler.
+   */
+  concurrency: z.number().int().positive().max(100_000).optional(),
 });
 export const creditSchema = z.object({
   type: z.literal('credit'),

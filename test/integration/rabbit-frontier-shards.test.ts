@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { openSqlStore } from '../../shared/adapters/sql-store/open.js';
 import type { SeenRepository, SqlStore } from '../../shared/ports/sql-store.js';
 import type { RabbitFrontier } from '../../shared/adapters/frontier/rabbitmq/rabbit-frontier.js';
-import { shardOfHost } from '../../shared/adapters/frontier/rabbitmq/shards.js';
+import { shardOfHost, shardsOwnedBy } from '../../shared/adapters/frontier/rabbitmq/shards.js';
 import type { Lease, NewTask } from '../../shared/protocol/task.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { makeRabbitFixture, type RabbitFixture } from '../helpers/rabbit-frontier-fixture.js';
@@ -120,7 +120,11 @@ function workers(initial: readonly RabbitFrontier[]) {
   const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
   const loop = async (frontier: RabbitFrontier, by: number): Promise<void> => {
     while (running && !stopped.has(by)) {
-      const got = await frontier.lease(4).catch(() => [] as Lease[]);
+      // A closed frontier (the test failed and cleaned up) ends the loop, so the file can exit.
+      const got = await frontier
+        .lease(4)
+        .catch((err: { code?: unknown }) => (err.code === 'FRONTIER_CLOSED' ? null : ([] as Lease[])));
+      if (got === null) return;
       if (got.length === 0) {
         await pause(10);
         continue;
@@ -323,6 +327,48 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
         message: 'b to take its share again once it has crawlers',
       });
       await waitForSplit([fx.frontier, b], 'b has crawlers again');
+    } finally {
+      await fx.cleanup();
+    }
+  });
+
+  it("a scheduler's share of the shards follows its crawlers' capacity, and nothing is lost while they move", async () => {
+    const fx = await shardedFixture();
+    try {
+      const b = await secondScheduler(fx);
+      const expect = (weights: { a: number; b: number }): number[] =>
+        shardsOwnedBy(
+          'b',
+          [
+            { id: 'a', weight: weights.a },
+            { id: 'b', weight: weights.b },
+          ],
+          SHARDS,
+        );
+      const even = expect({ a: 32, b: 32 });
+      const heavy = expect({ a: 32, b: 224 });
+      assert.ok(heavy.length > even.length, `b gets more shards at 7x: ${even.length} -> ${heavy.length}`);
+      fx.frontier.setCapacity(32);
+      b.setCapacity(32);
+      const pushed = hostTasks(40, 3);
+      await fx.frontier.push(pushed);
+      const w = workers([fx.frontier, b]);
+      // b's crawlers grow to seven times a's: once that has held for three heartbeats, b takes more.
+      b.setCapacity(224);
+      await waitFor(() => b.ownedShards.join(',') === heavy.join(','), {
+        timeoutMs: 15_000,
+        message: () => `b to own [${heavy.join(',')}] (owns [${b.ownedShards.join(',')}])`,
+      });
+      await waitForSplit([fx.frontier, b], 'after b grew');
+      await waitForAllDone(w, pushed.length);
+      await w.end();
+      assertEachDoneOnce(w);
+      assert.deepEqual(overlaps(w.held), [], 'no host held by both while the shards moved');
+      // A dip that comes back within the settle time moves nothing.
+      b.setCapacity(96);
+      b.setCapacity(224);
+      await new Promise((r) => setTimeout(r, HEARTBEAT_MS * 5));
+      assert.deepEqual(b.ownedShards, heavy);
     } finally {
       await fx.cleanup();
     }

@@ -37,6 +37,7 @@ import { runStats } from './run-stats.js';
 import { ShardMembership, type RunCounts } from './shard-membership.js';
 import { sqlSharedSeen, type SharedSeen } from './shared-seen.js';
 import { shardsOwnedBy } from './shards.js';
+import { CapacityWeight } from './capacity-weight.js';
 import { assertRunQueues, assertTopology, queueNames, runQueueNames, type QueueNames } from './topology.js';
 
 export { MAX_LEASE_MS, type RabbitFrontierOptions } from './rabbit-options.js';
@@ -57,6 +58,7 @@ export interface RabbitFrontier extends Frontier {
   /** The shards whose queues this process consumes now (always [0] when hosts are not split). */
   readonly ownedShards: readonly number[];
   setDemand(wanted: boolean): Promise<void>;
+  setCapacity(slots: number): void;
 }
 
 /** A host that can take its task within this long keeps it in the window. */
@@ -128,6 +130,9 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private arrivalWaiters: (() => void)[] = [];
   /** See setDemand: while false, no run's queues are consumed. */
   private demand = true;
+  /** The crawler capacity served now (setCapacity), and the weight announced for it. */
+  private capacity = 0;
+  private readonly weight: CapacityWeight;
   /** Hosts split among the schedulers of the prefix (see shards.ts): who the others are. */
   private readonly membership: ShardMembership | null;
   /** Shards whose queues this process consumes: shard 0 for good when hosts are not split. */
@@ -154,6 +159,8 @@ class RabbitFrontierImpl implements RabbitFrontier {
           })
         : null;
     if (this.membership === null) this.owned.add(0);
+    // A quarter off for three heartbeats: a crawler restarting or credit dipping moves no shard.
+    this.weight = new CapacityWeight({ tolerance: 0.25, settleMs: opts.shardHeartbeatMs * 3 });
     this.clock = opts.clock;
     this.log = options.logger;
     const token = randomBytes(6).toString('base64url');
@@ -570,6 +577,28 @@ class RabbitFrontierImpl implements RabbitFrontier {
     });
   }
 
+  /**
+   * The crawler capacity this scheduler serves (requests its crawlers run at once). With hosts
+   * split, its share of the shards follows it (see CapacityWeight): a scheduler with three times
+   * the crawlers of another paces three times the hosts. Without shards it changes nothing.
+   */
+  setCapacity(slots: number): void {
+    if (this.closing !== null || !Number.isFinite(slots) || slots < 0) return;
+    this.capacity = slots;
+    this.weigh();
+  }
+
+  /** Announces a new weight at once (the next heartbeat moves the shards) when it changed. */
+  private weigh(): void {
+    if (this.membership === null || !this.weight.observe(this.capacity, Date.now())) return;
+    this.log.info(
+      { weight: this.weight.weight },
+      "this scheduler's crawler capacity changed: its share of the shards follows",
+    );
+    const link = this.link.current;
+    if (link !== null) this.beat(link);
+  }
+
   async resumeRun(runId: string): Promise<void> {
     this.assertOpen();
     assertRunId(runId);
@@ -774,6 +803,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private shardTick(): void {
     const link = this.link.current;
     if (link === null || this.closing !== null || this.membership === null) return;
+    this.weigh();
     this.beat(link);
     if (this.rebalancing) return;
     this.rebalancing = true;
@@ -792,6 +822,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
     this.membership?.beat(link, {
       held: [...this.owned, ...this.draining],
       demand: this.demand,
+      capacity: this.weight.weight,
       busy: this.book.heldPerRun(),
       counts,
     });
@@ -812,7 +843,9 @@ class RabbitFrontierImpl implements RabbitFrontier {
     }
     if (!membership.settled) return;
     const wanted = new Set(
-      this.demand ? shardsOwnedBy(membership.id, membership.candidates(true), this.queues.shards) : [],
+      this.demand
+        ? shardsOwnedBy(membership.id, membership.candidates(this.weight.weight), this.queues.shards)
+        : [],
     );
     const given: number[] = [];
     for (const shard of [...this.owned]) {

@@ -1,6 +1,7 @@
 import type { Logger } from '../../../logger.js';
 import type { Link } from './broker-link.js';
 import { jsonObjectOf } from './json-body.js';
+import type { ShardMember } from './shards.js';
 import type { QueueNames } from './topology.js';
 
 /** A run's counters in one scheduler's ledger: total, done, failed. */
@@ -18,6 +19,11 @@ export interface Heartbeat {
   held: number[];
   /** It has crawlers to feed (Frontier.setDemand): only such schedulers own shards. */
   demand: boolean;
+  /**
+   * Its weight for a share of the shards: the crawler capacity it serves (CapacityWeight). Absent
+   * (a scheduler of an earlier version): then every member weighs the same.
+   */
+  capacity?: number;
   /** Deliveries it holds (buffered, leased, being settled) per run, for the runs' stats elsewhere. */
   busy: Record<string, number>;
   /** Its ledger's counters per run (see Ledger: the run's counters are the sum over the schedulers). */
@@ -98,7 +104,7 @@ export class ShardMembership {
     return Date.now() - this.joinedAt >= this.options.heartbeatMs * 2.5;
   }
 
-  beat(link: Link, state: Pick<Heartbeat, 'held' | 'demand' | 'busy' | 'counts'>): void {
+  beat(link: Link, state: Pick<Heartbeat, 'held' | 'demand' | 'capacity' | 'busy' | 'counts'>): void {
     if (!link.alive || this.queue === null) return;
     const beat: Heartbeat = {
       v: 1,
@@ -139,13 +145,18 @@ export class ShardMembership {
     return changed;
   }
 
-  /** The members that may own shards: peers that want work and split hosts alike, and this one if it does. */
-  candidates(selfDemand: boolean): string[] {
-    const ids = [...this.peers.values()]
+  /**
+   * The members that may own shards: peers that want work and split hosts alike, and this one if
+   * it does (`selfWeight`, null when it does not), each with the capacity it announced. When one
+   * announces none (an earlier version), all weigh the same, so every member still decides alike.
+   */
+  candidates(selfWeight: number | null): ShardMember[] {
+    const members = [...this.peers.values()]
       .filter((p) => p.demand && p.shards === this.options.names.shards)
-      .map((p) => p.id);
-    if (selfDemand) ids.push(this.options.id);
-    return ids;
+      .map((p) => ({ id: p.id, weight: p.capacity }));
+    if (selfWeight !== null) members.push({ id: this.options.id, weight: selfWeight });
+    const weighed = members.every((m) => m.weight !== undefined);
+    return members.map((m) => ({ id: m.id, weight: weighed ? (m.weight as number) : 1 }));
   }
 
   /** Another member says it holds the shard (consumes it, or has leases of it out). */
@@ -243,6 +254,8 @@ export function parseHeartbeat(content: Buffer): Heartbeat | null {
       }
     }
   }
+  const capacity =
+    typeof b.capacity === 'number' && Number.isFinite(b.capacity) && b.capacity > 0 ? b.capacity : undefined;
   return {
     v: 1,
     id: b.id,
@@ -250,6 +263,7 @@ export function parseHeartbeat(content: Buffer): Heartbeat | null {
     shards: b.shards as number,
     held: b.held,
     demand: b.demand,
+    ...(capacity === undefined ? {} : { capacity }),
     busy,
     counts,
   };

@@ -1,8 +1,9 @@
 /**
  * Hosts split among schedulers (ACKCRAWL_SHARDS): every host falls in one of a fixed number of
  * shards by a hash of its name, and every shard has one owner among the schedulers that want work,
- * chosen by rendezvous (highest random weight) hashing. A scheduler joining or leaving moves only
- * the shards it wins or held: about 1/n of them, none between the others.
+ * chosen by weighted rendezvous (highest random weight) hashing, each scheduler weighted by the
+ * crawler capacity it serves. A scheduler joining or leaving, or its weight changing, moves only
+ * shards to or from it: its share of them, none between the others.
  */
 
 /** Shards per prefix at most: each is a queue per run and level, so this bounds the queue count. */
@@ -34,23 +35,40 @@ export function shardOfHost(host: string, shards: number): number {
   return shards <= 1 ? 0 : mix(fnv1a(host)) % shards;
 }
 
-/** The owner of `shard` among `members` (ids), or undefined when there are none. */
-export function ownerOfShard(shard: number, members: readonly string[]): string | undefined {
+/** A scheduler that may own shards, and its weight: its share is its weight over the sum of all. */
+export interface ShardMember {
+  id: string;
+  /** Positive: the crawler capacity it announces (see CapacityWeight), or 1 for all alike. */
+  weight: number;
+}
+
+/**
+ * A member's score for a shard: weighted rendezvous hashing, `-weight / ln(u)` with `u` uniform in
+ * (0, 1) from the hash of member and shard. The highest score wins, so each member wins a share of
+ * the shards proportional to its weight; with equal weights the order is the hashes' own.
+ */
+function score(member: ShardMember, shard: number): number {
+  const u = (mix(fnv1a(`${member.id}\n${shard}`)) + 0.5) / 2 ** 32;
+  return -member.weight / Math.log(u);
+}
+
+/** The owner of `shard` among `members`, or undefined when there are none. */
+export function ownerOfShard(shard: number, members: readonly ShardMember[]): string | undefined {
   let best: string | undefined;
-  let bestWeight = -1;
+  let bestScore = -1;
   for (const member of members) {
-    const weight = mix(fnv1a(`${member}\n${shard}`));
+    const s = score(member, shard);
     // Ties (vanishingly rare) go to the smaller id, so every member decides alike.
-    if (weight > bestWeight || (weight === bestWeight && best !== undefined && member < best)) {
-      best = member;
-      bestWeight = weight;
+    if (s > bestScore || (s === bestScore && best !== undefined && member.id < best)) {
+      best = member.id;
+      bestScore = s;
     }
   }
   return best;
 }
 
 /** The shards `member` owns among `members` (which should include it). */
-export function shardsOwnedBy(member: string, members: readonly string[], shards: number): number[] {
+export function shardsOwnedBy(member: string, members: readonly ShardMember[], shards: number): number[] {
   const owned: number[] = [];
   for (let shard = 0; shard < shards; shard++) {
     if (ownerOfShard(shard, members) === member) owned.push(shard);
