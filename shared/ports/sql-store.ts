@@ -303,8 +303,28 @@ export interface SeenRepository {
   ): Promise<Set<string>>;
   /** How many keys the run has. */
   count(scope: string, runId: string): Promise<number>;
-  /** Forgets the run's keys (the run is gone); returns how many. */
+  /** Forgets the run's keys and its schedulers' counters (the run is gone); returns how many keys. */
   forget(scope: string, runId: string): Promise<number>;
+  /**
+   * Writes a scheduler's counters of some runs (its ledger's, at its heartbeat), each replacing
+   * what the scheduler wrote of that run before.
+   */
+  reportCounts(
+    scope: string,
+    schedulerId: string,
+    at: number,
+    counts: readonly SchedulerRunCounts[],
+  ): Promise<void>;
+  /** Every scheduler's counters of every run of the prefix, as each last wrote them. */
+  listCounts(scope: string): Promise<(SchedulerRunCounts & { schedulerId: string; at: number })[]>;
+}
+
+/** A run's counters in one scheduler's ledger (accepted, done, failed). */
+export interface SchedulerRunCounts {
+  runId: string;
+  total: number;
+  done: number;
+  failed: number;
 }
 
 // ---- the fleet: host agents and their crawler processes ------------------------------------

@@ -463,6 +463,42 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
       }
     }));
 
+  it("with the shared store, a killed scheduler's counters outlive the restarts of the others", () =>
+    withSqlStore(async (store) => {
+      const fx = await shardedFixture(store.seen);
+      try {
+        const b = await secondScheduler(fx);
+        const c = await openScheduler(fx, 'c');
+        await c.resumeRun('default');
+        await waitForSplit([fx.frontier, b, c], 'three schedulers');
+        const pushed = hostTasks(30, 4);
+        await fx.frontier.push(pushed);
+        const w = workers([fx.frontier, b, c]);
+        await waitForAllDone(w, pushed.length);
+        await waitForTotals([fx.frontier, b, c], pushed.length, pushed.length);
+        await w.end();
+        assertEachDoneOnce(w);
+        const byC = [...w.settledBy.values()].filter((by) => by.includes(2)).length;
+        assert.ok(byC > 0, 'c settled some of the run');
+        // c writes its counters at its heartbeats; once the store has them, it is killed.
+        await waitFor(
+          async () =>
+            (await store.seen.listCounts(fx.prefix)).some((r) => r.schedulerId === 'c' && r.done === byC),
+          { timeoutMs: 5_000, message: `c's ${byC} pages done in the store` },
+        );
+        fx.crash(c);
+        // Every other scheduler goes too (a restart of the fleet, c not among it), and one with
+        // an empty ledger starts: the run's pages are all still in its counters, c's included.
+        await fx.frontier.close();
+        await b.close();
+        const d = await openScheduler(fx, 'd');
+        await d.resumeRun('default');
+        await waitForTotals([d], pushed.length, pushed.length);
+      } finally {
+        await fx.cleanup();
+      }
+    }));
+
   it("with the shared seen-set, a scheduler that never saw a run's URLs does not publish them again", () =>
     withSqlStore(async (store) => {
       const fx = await shardedFixture(store.seen);

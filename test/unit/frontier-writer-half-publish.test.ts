@@ -52,6 +52,12 @@ function memorySeen(raced: readonly string[]): SharedSeen & { claimed: string[] 
       return { won, lost };
     },
     async forget() {},
+    async report() {
+      return true;
+    },
+    async othersCounts() {
+      return new Map();
+    },
   };
 }
 

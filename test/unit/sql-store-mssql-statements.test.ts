@@ -50,6 +50,12 @@ function everyStatement(): [string, string][] {
     all.push([`alerts.alertList(states=${states})`, MSSQL_ALERT_STATEMENTS.alertList(states)]);
   const seen = MSSQL_SEEN_STATEMENTS;
   all.push(['seen.seenForget', seen.seenForget], ['seen.seenCount', seen.seenCount]);
+  all.push(['seen.countsList', seen.countsList], ['seen.countsForget', seen.countsForget]);
+  if (seen.countsUpsert.kind === 'update-then-insert')
+    all.push(
+      ['seen.countsUpdate', seen.countsUpsert.update],
+      ['seen.countsInsert', seen.countsUpsert.insert],
+    );
   for (const n of [1, 2, SEEN_CHUNK]) {
     all.push([`seen.seenKnown(${n})`, seen.seenKnown(n)]);
     if (seen.seenClaim.kind === 'lock-then-insert')

@@ -405,6 +405,26 @@ function v9(t: Types): string[] {
   ];
 }
 
+/**
+ * 10: each scheduler's ledger counters per run, written at its heartbeats when hosts are split
+ * among schedulers (docs/cluster.md): a run's counters are the sum over the schedulers, and those
+ * of a scheduler that died stay known to the others across their own restarts.
+ */
+function v10(t: Types): string[] {
+  return [
+    `CREATE TABLE frontier_counts (
+      scope ${t.key(KEY_LENGTHS.name)} NOT NULL,
+      run_id ${t.key(KEY_LENGTHS.id)} NOT NULL,
+      scheduler_id ${t.key(KEY_LENGTHS.id)} NOT NULL,
+      total ${t.bigint} NOT NULL,
+      done ${t.bigint} NOT NULL,
+      failed ${t.bigint} NOT NULL,
+      at ${t.bigint} NOT NULL,
+      PRIMARY KEY (scope, run_id, scheduler_id)
+    )`,
+  ];
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'jobs, runs, logs, results, tokens', statements: perDialect(v1) },
   { version: 2, description: 'agents and their crawler processes', statements: perDialect(v2) },
@@ -423,6 +443,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 7, description: 'runs name the schedule fire time that made them', statements: V7_SCHEDULED_BY },
   { version: 8, description: 'final failures sent back to their run', statements: V8_LOG_RETRIES },
   { version: 9, description: "the frontier's shared seen-set", statements: perDialect(v9) },
+  { version: 10, description: "schedulers' run counters", statements: perDialect(v10) },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -1,4 +1,4 @@
-import { placeholderList, valuesList } from './statements.js';
+import { placeholderList, valuesList, type UpsertStrategy } from './statements.js';
 
 /** The most URL keys one statement of the shared seen-set binds (SQL Server takes 2,100 parameters). */
 export const SEEN_CHUNK = 300;
@@ -26,9 +26,21 @@ export interface SeenStatements {
   seenForget: string;
   /** scope, run_id: how many keys the run has */
   seenCount: string;
+  /**
+   * A scheduler's counters of a run (migration 10), written whole: scope, run_id, scheduler_id,
+   * total, done, failed, at. SQL Server: an UPDATE holding a key-range lock, then an INSERT when it
+   * touched no row, in one transaction (see mssql-statements.ts).
+   */
+  countsUpsert: UpsertStrategy;
+  /** scope: every scheduler's counters of every run of the prefix */
+  countsList: string;
+  /** scope, run_id: every scheduler's counters of the run, forgotten */
+  countsForget: string;
 }
 
 const SEEN_INSERT = 'INSERT INTO frontier_seen (scope, run_id, url_key, scheduler_id, at) VALUES';
+const COUNTS_COLUMNS = 'scope, run_id, scheduler_id, total, done, failed, at';
+const COUNTS_INSERT = `INSERT INTO frontier_counts (${COUNTS_COLUMNS}) VALUES`;
 
 const $ = (n: number): string => `$${n}`;
 const v = (n: number): string => `@v${n}`;
@@ -43,6 +55,14 @@ export const ANSI_SEEN_STATEMENTS: SeenStatements = {
   },
   seenForget: 'DELETE FROM frontier_seen WHERE scope = $1 AND run_id = $2',
   seenCount: 'SELECT COUNT(*) AS n FROM frontier_seen WHERE scope = $1 AND run_id = $2',
+  countsUpsert: {
+    kind: 'single',
+    sql:
+      `${COUNTS_INSERT} (${placeholderList($, 1, 7)}) ON CONFLICT (scope, run_id, scheduler_id) DO UPDATE ` +
+      'SET total = excluded.total, done = excluded.done, failed = excluded.failed, at = excluded.at',
+  },
+  countsList: `SELECT ${COUNTS_COLUMNS} FROM frontier_counts WHERE scope = $1`,
+  countsForget: 'DELETE FROM frontier_counts WHERE scope = $1 AND run_id = $2',
 };
 
 export const MSSQL_SEEN_STATEMENTS: SeenStatements = {
@@ -56,4 +76,13 @@ export const MSSQL_SEEN_STATEMENTS: SeenStatements = {
   },
   seenForget: 'DELETE FROM frontier_seen WHERE scope = @v1 AND run_id = @v2',
   seenCount: 'SELECT COUNT(*) AS n FROM frontier_seen WHERE scope = @v1 AND run_id = @v2',
+  countsUpsert: {
+    kind: 'update-then-insert',
+    update:
+      'UPDATE frontier_counts WITH (UPDLOCK, SERIALIZABLE) SET total = @v4, done = @v5, failed = @v6, at = @v7 ' +
+      'WHERE scope = @v1 AND run_id = @v2 AND scheduler_id = @v3',
+    insert: `${COUNTS_INSERT} (${placeholderList(v, 1, 7)})`,
+  },
+  countsList: `SELECT ${COUNTS_COLUMNS} FROM frontier_counts WHERE scope = @v1`,
+  countsForget: 'DELETE FROM frontier_counts WHERE scope = @v1 AND run_id = @v2',
 };

@@ -49,6 +49,16 @@ export function whole(field: string, value: number): number {
   return value;
 }
 
+/** A count: a whole number, 0 or more. */
+export function tally(field: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidInputError('SQL_INVALID_VALUE', `${field} must be a whole number, 0 or more`, {
+      details: { field },
+    });
+  }
+  return value;
+}
+
 export function optionalWhole(field: string, value: number | null): number | null {
   return value === null ? null : whole(field, value);
 }

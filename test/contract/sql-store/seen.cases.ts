@@ -72,4 +72,54 @@ export function seenCases(define: DefineCase): void {
     });
     assert.equal(await store.seen.count('p', 'r'), 0);
   });
+
+  define(
+    "seen: each scheduler's run counters are kept as it last wrote them, per prefix, until the run is forgotten",
+    async ({ store }) => {
+      const c = (runId: string, total: number, done: number, failed: number) => ({
+        runId,
+        total,
+        done,
+        failed,
+      });
+      await store.seen.reportCounts('p1', 's1', 1_000, [c('r1', 10, 2, 0), c('r2', 5, 5, 0)]);
+      await store.seen.reportCounts('p1', 's2', 1_001, [c('r1', 7, 1, 1)]);
+      await store.seen.reportCounts('p2', 's1', 1_002, [c('r1', 99, 0, 0)]);
+      // A later report replaces the scheduler's counters of that run, and only those.
+      await store.seen.reportCounts('p1', 's1', 2_000, [c('r1', 12, 9, 1)]);
+      await store.seen.reportCounts('p1', 's1', 2_001, []);
+      const sorted = (rows: Awaited<ReturnType<typeof store.seen.listCounts>>) =>
+        [...rows].sort((a, b) => `${a.runId}${a.schedulerId}`.localeCompare(`${b.runId}${b.schedulerId}`));
+      assert.deepEqual(sorted(await store.seen.listCounts('p1')), [
+        { schedulerId: 's1', runId: 'r1', total: 12, done: 9, failed: 1, at: 2_000 },
+        { schedulerId: 's2', runId: 'r1', total: 7, done: 1, failed: 1, at: 1_001 },
+        { schedulerId: 's1', runId: 'r2', total: 5, done: 5, failed: 0, at: 1_000 },
+      ]);
+      assert.equal((await store.seen.listCounts('p2')).length, 1);
+      assert.deepEqual(await store.seen.listCounts('p3'), []);
+
+      await store.seen.claim('p1', 'r1', keys(2), by('s1'));
+      assert.equal(await store.seen.forget('p1', 'r1'), 2);
+      assert.deepEqual(
+        (await store.seen.listCounts('p1')).map((r) => r.runId),
+        ['r2'],
+        "a forgotten run's counters go with its keys",
+      );
+      await rejectsWith(
+        store.seen.reportCounts('p1', 's1', 3_000, [c('r3', -1, 0, 0)]),
+        'SQL_INVALID_VALUE',
+        {
+          field: 'total',
+        },
+      );
+      await rejectsWith(store.seen.reportCounts('p1', '', 3_000, [c('r3', 1, 0, 0)]), 'SQL_INVALID_VALUE', {
+        field: 'schedulerId',
+      });
+      assert.deepEqual(
+        (await store.seen.listCounts('p1')).map((r) => r.runId),
+        ['r2'],
+        'nothing of a refused report is written',
+      );
+    },
+  );
 }

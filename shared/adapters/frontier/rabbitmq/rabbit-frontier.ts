@@ -110,6 +110,11 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private readonly log: Logger;
   private readonly ledger: Ledger;
   private readonly sharedSeen: SharedSeen | null;
+  /** Per run, the counters last written to the shared store (`total,done,failed`). */
+  private readonly reported = new Map<string, string>();
+  /** The write (and read) of counters in flight, so heartbeats never stack them up. */
+  private countsSync: Promise<void> | null = null;
+  private ticks = 0;
   private readonly book: LeaseBook;
   private readonly picker = new LevelPicker();
   private readonly publisher: Publisher;
@@ -588,6 +593,36 @@ class RabbitFrontierImpl implements RabbitFrontier {
     this.weigh();
   }
 
+  /**
+   * With the shared store: writes this ledger's counters of the runs that changed since the last
+   * write, and with `readOthers` reads the other schedulers' (those not members now count as
+   * departed, see ShardMembership.rememberDeparted). Never rejects: the store out of reach is
+   * logged by SharedSeen, and the next heartbeat tries again.
+   */
+  private syncCounts(readOthers: boolean): Promise<void> {
+    const shared = this.sharedSeen;
+    if (shared === null || this.membership === null || this.countsSync !== null) return Promise.resolve();
+    const changed: { runId: string; total: number; done: number; failed: number; said: string }[] = [];
+    for (const run of this.ledger.runs()) {
+      const said = `${run.total},${run.done},${run.failed}`;
+      if (this.reported.get(run.runId) !== said) changed.push({ ...run, said });
+    }
+    const membership = this.membership;
+    const sync = (async () => {
+      const counts = changed.map(({ runId, total, done, failed }) => ({ runId, total, done, failed }));
+      if (counts.length > 0 && (await shared.report(counts))) {
+        for (const c of changed) this.reported.set(c.runId, c.said);
+      }
+      if (!readOthers) return;
+      const others = await shared.othersCounts();
+      if (others !== null) membership.rememberDeparted(others);
+    })().finally(() => {
+      this.countsSync = null;
+    });
+    this.countsSync = sync;
+    return sync;
+  }
+
   /** Announces a new weight at once (the next heartbeat moves the shards) when it changed. */
   private weigh(): void {
     if (this.membership === null || !this.weight.observe(this.capacity, Date.now())) return;
@@ -651,6 +686,9 @@ class RabbitFrontierImpl implements RabbitFrontier {
     return (this.closing ??= (async () => {
       if (this.shardTimer !== null) clearInterval(this.shardTimer);
       await within(this.tail, 5_000);
+      // The last counters, so the others count this scheduler's pages exactly while it is away.
+      await within(this.countsSync ?? Promise.resolve(), 2_000);
+      await within(this.syncCounts(false), 2_000);
       const back = this.book.drain();
       for (const delivery of back) requeueOn(delivery.link, delivery.message);
       await this.link.close();
@@ -805,6 +843,8 @@ class RabbitFrontierImpl implements RabbitFrontier {
     if (link === null || this.closing !== null || this.membership === null) return;
     this.weigh();
     this.beat(link);
+    // Every heartbeat, the counters that changed; every tenth, the others' as the store has them.
+    void this.syncCounts(this.ticks++ % 10 === 0);
     if (this.rebalancing) return;
     this.rebalancing = true;
     void this.exclusive('rebalance', () => this.rebalance(link))

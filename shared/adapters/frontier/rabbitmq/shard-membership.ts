@@ -190,6 +190,17 @@ export class ShardMembership {
     return sum;
   }
 
+  /**
+   * Counters of schedulers as the shared store last had them (SharedSeen.othersCounts): those
+   * that are not members now are taken as departed, so a run's counters keep the pages of a
+   * scheduler that died before this one started, or while it was restarting.
+   */
+  rememberDeparted(others: ReadonlyMap<string, Record<string, RunCounts>>): void {
+    for (const [id, counts] of others) {
+      if (id !== this.options.id && !this.peers.has(id)) this.departed.set(id, counts);
+    }
+  }
+
   /** How many peers are members now. */
   get peerCount(): number {
     return this.peers.size;

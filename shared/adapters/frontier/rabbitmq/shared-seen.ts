@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../../logger.js';
-import type { SeenRepository } from '../../../ports/sql-store.js';
+import type { SchedulerRunCounts, SeenRepository } from '../../../ports/sql-store.js';
+import type { RunCounts } from './shard-membership.js';
 import type { NewTask } from '../../../protocol/task.js';
 
 /**
@@ -14,8 +15,15 @@ export interface SharedSeen {
   sort(tasks: readonly NewTask[]): Promise<{ unseen: NewTask[]; seen: NewTask[] }>;
   /** Claims the tasks (their messages are confirmed): those this scheduler won, and the others. */
   claim(tasks: readonly NewTask[]): Promise<{ won: NewTask[]; lost: NewTask[] }>;
-  /** The run is gone: its keys are forgotten. */
+  /** The run is gone: its keys are forgotten, and every scheduler's counters of it. */
   forget(runId: string): Promise<void>;
+  /** Writes this scheduler's counters of the runs (its ledger's). False when out of reach. */
+  report(counts: readonly SchedulerRunCounts[]): Promise<boolean>;
+  /**
+   * The other schedulers' counters of the prefix's runs, by scheduler id, as each last wrote them;
+   * null when out of reach. A scheduler that died stays in it: its pages stay in its runs' counters.
+   */
+  othersCounts(): Promise<Map<string, Record<string, RunCounts>> | null>;
 }
 
 /** A URL's key in the set: 32 hex digits of its SHA-256. */
@@ -129,6 +137,36 @@ export function sqlSharedSeen(options: SqlSharedSeenOptions): SharedSeen {
       } catch (err) {
         logger.warn({ err, runId }, "could not forget a purged run's shared seen-set; its rows stay");
       }
+    },
+
+    async report(counts) {
+      try {
+        await repo.reportCounts(scope, schedulerId, clock(), counts);
+      } catch (err) {
+        fallBack(err, 'report');
+        return false;
+      }
+      back();
+      return true;
+    },
+
+    async othersCounts() {
+      let rows;
+      try {
+        rows = await repo.listCounts(scope);
+      } catch (err) {
+        fallBack(err, 'othersCounts');
+        return null;
+      }
+      back();
+      const others = new Map<string, Record<string, RunCounts>>();
+      for (const row of rows) {
+        if (row.schedulerId === schedulerId) continue;
+        let runs = others.get(row.schedulerId);
+        if (runs === undefined) others.set(row.schedulerId, (runs = {}));
+        runs[row.runId] = [row.total, row.done, row.failed];
+      }
+      return others;
     },
   };
 }

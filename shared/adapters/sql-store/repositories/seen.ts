@@ -3,7 +3,7 @@ import type { SeenRepository } from '../../../ports/sql-store.js';
 import type { SqlSession, SqlValue } from '../driver.js';
 import { KEY_LENGTHS } from '../migrations.js';
 import { SEEN_CHUNK } from '../seen-statements.js';
-import { key, whole } from '../values.js';
+import { key, tally, whole } from '../values.js';
 import type { StoreContext } from './context.js';
 
 const URL_KEY = /^[0-9a-f]{32}$/;
@@ -92,6 +92,47 @@ export function seenRepository(ctx: StoreContext): SeenRepository {
       }),
 
     forget: (scope, runId) =>
-      guard('seen.forget', () => driver.run(sql.seen.seenForget, scoped(scope, runId))),
+      guard('seen.forget', () =>
+        driver.transaction(async (s) => {
+          const head = scoped(scope, runId);
+          await s.run(sql.seen.countsForget, head);
+          return s.run(sql.seen.seenForget, head);
+        }),
+      ),
+
+    reportCounts: (scope, schedulerId, at, counts) =>
+      guard('seen.reportCounts', async () => {
+        if (counts.length === 0) return;
+        const head = [key('scope', scope, KEY_LENGTHS.name)];
+        const tail = [key('schedulerId', schedulerId), whole('at', at)] as const;
+        const params = counts.map((c) => [
+          ...head,
+          key('runId', c.runId),
+          tail[0],
+          tally('total', c.total),
+          tally('done', c.done),
+          tally('failed', c.failed),
+          tail[1],
+        ]);
+        const upsert = sql.seen.countsUpsert;
+        await driver.transaction(async (s) => {
+          for (const p of params) {
+            if (upsert.kind === 'single') await s.run(upsert.sql, p);
+            else if ((await s.run(upsert.update, p)) === 0) await s.run(upsert.insert, p);
+          }
+        });
+      }),
+
+    listCounts: (scope) =>
+      guard('seen.listCounts', async () =>
+        (await driver.all(sql.seen.countsList, [key('scope', scope, KEY_LENGTHS.name)])).map((row) => ({
+          schedulerId: String(row['scheduler_id']),
+          runId: String(row['run_id']),
+          total: Number(row['total']),
+          done: Number(row['done']),
+          failed: Number(row['failed']),
+          at: Number(row['at']),
+        })),
+      ),
   };
 }
