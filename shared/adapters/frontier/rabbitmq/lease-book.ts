@@ -49,6 +49,13 @@ export class LeaseBook {
   /** Run and URL → highest attempt held, over all three places: spots a second copy of a message. */
   private readonly urls = new Map<string, { attempt: number; copies: number }>();
   private seq = 0;
+  /**
+   * Lower bounds of the leases' expiry and of every held delivery's arrival: takeOverdue, called
+   * on every lease and stats, scans the book only once one of them says something may be due.
+   * Set as entries come in, recomputed exactly by each scan; an entry leaving keeps them valid.
+   */
+  private earliestExpiry = Number.POSITIVE_INFINITY;
+  private earliestArrival = Number.POSITIVE_INFINITY;
 
   /** `token` is random per open, so lease ids never repeat across restarts. */
   constructor(private readonly token: string) {}
@@ -178,6 +185,7 @@ export class LeaseBook {
     level?.push(delivery);
     level?.sort((a, b) => a.seq - b.seq);
     this.bufferedCount += 1;
+    this.earliestArrival = Math.min(this.earliestArrival, delivery.receivedAtMs);
   }
 
   /** True when a copy of this task, at this attempt or a later one, is already held here. */
@@ -190,6 +198,7 @@ export class LeaseBook {
     const level = this.levels[delivery.priority] ?? this.levels[0];
     level?.push({ ...delivery, seq: (this.seq += 1) });
     this.bufferedCount += 1;
+    this.earliestArrival = Math.min(this.earliestArrival, delivery.receivedAtMs);
     const entry = this.urls.get(keyOf(delivery.task));
     if (entry === undefined)
       this.urls.set(keyOf(delivery.task), { attempt: delivery.task.attempt, copies: 1 });
@@ -239,6 +248,7 @@ export class LeaseBook {
       taken.push(held);
     }
     this.bufferedCount -= taken.length;
+    if (taken.length > 0) this.earliestExpiry = Math.min(this.earliestExpiry, expiresAt);
     return taken;
   }
 
@@ -259,8 +269,14 @@ export class LeaseBook {
   /** A settle failed: the lease is live again if its link still is. */
   unclaim(held: Held): void {
     if (!this.settling.delete(held)) return;
-    if (held.link.alive) this.leases.set(held.leaseId, held);
-    else this.forget(held);
+    if (!held.link.alive) {
+      this.forget(held);
+      return;
+    }
+    this.leases.set(held.leaseId, held);
+    // A scan while it was settling did not see it.
+    this.earliestExpiry = Math.min(this.earliestExpiry, held.expiresAt);
+    this.earliestArrival = Math.min(this.earliestArrival, held.receivedAtMs);
   }
 
   /** A settle finished with this lease (acked, or its link died). */
@@ -293,6 +309,7 @@ export class LeaseBook {
   takeOverdue(now: number, receivedBeforeMs: number): { expired: Held[]; tooOld: Delivery[] } {
     const expired: Held[] = [];
     const tooOld: Delivery[] = [];
+    if (now < this.earliestExpiry && receivedBeforeMs <= this.earliestArrival) return { expired, tooOld };
     for (const held of this.leases.values()) {
       if (held.expiresAt <= now) expired.push(held);
       else if (held.receivedAtMs < receivedBeforeMs) tooOld.push(held);
@@ -309,6 +326,14 @@ export class LeaseBook {
       });
     }
     for (const d of [...expired, ...tooOld]) this.forget(d);
+    this.earliestExpiry = Number.POSITIVE_INFINITY;
+    this.earliestArrival = Number.POSITIVE_INFINITY;
+    for (const held of this.leases.values()) {
+      this.earliestExpiry = Math.min(this.earliestExpiry, held.expiresAt);
+      this.earliestArrival = Math.min(this.earliestArrival, held.receivedAtMs);
+    }
+    for (const level of this.levels)
+      for (const d of level) this.earliestArrival = Math.min(this.earliestArrival, d.receivedAtMs);
     return { expired, tooOld };
   }
 
