@@ -110,6 +110,9 @@ describe('scheduler WebSocket protocol', () => {
     );
     client.binary(encodeOutcomeFrame(okOutcome('1'), Buffer.from('{}')));
     assert.equal((await client.error(2)).code, 'NOT_READY');
+    // A hello whose concurrency is no count of requests is refused; the session still waits for one.
+    client.json({ type: 'hello', protocol: PROTOCOL_VERSION, crawlerId: 'x', concurrency: 0 });
+    assert.equal((await client.error(3)).code, 'BAD_FRAME');
 
     await client.hello();
     const welcome = client.messages.find((m) => m.type === 'welcome');
@@ -126,7 +129,7 @@ describe('scheduler WebSocket protocol', () => {
     ];
     for (const [i, [code, send]] of bad.entries()) {
       send();
-      const error = await client.error(3 + i);
+      const error = await client.error(4 + i);
       assert.equal(error.code, code, `bad message #${i}`);
       assert.equal(error.fatal, false);
       assert.ok(error.message.length > 0);
@@ -137,7 +140,7 @@ describe('scheduler WebSocket protocol', () => {
     client.credit(1);
     await waitFor(() => client.tasks().length === 1, { ...WAIT, message: 'a task after valid credit' });
     await client.barrier();
-    assert.equal(client.errors().length, 2 + bad.length, 'no further errors');
+    assert.equal(client.errors().length, 3 + bad.length, 'no further errors');
   });
 
   test('a hello with another protocol version is refused fatally and the socket closes', async () => {

@@ -81,3 +81,34 @@ test('a retried task carries its last error code to the crawler', async () => {
   assert.equal(sent.find((t) => t.taskId === 'first')?.lastErrorCode, undefined);
   await dispatcher.close();
 });
+
+test("the frontier is told the crawlers' capacity as they come and go", async () => {
+  const told: number[] = [];
+  const frontier = {
+    ...onceFrontier([]),
+    setCapacity: (slots: number) => void told.push(slots),
+  } as unknown as Frontier;
+  const dispatcher = new Dispatcher({
+    frontier,
+    gate: new HostGate({ ...DEFAULT_POLITENESS, concurrency: 4, delayMs: 0 }),
+    logger: silentLogger(),
+    clock: Date.now,
+    leaseMs: 60_000,
+    bufferSize: 10,
+    perHostBuffer: 10,
+  });
+  const session = (id: string, slots?: number): CrawlerSession => ({
+    id,
+    credit: 0,
+    ...(slots === undefined ? {} : { slots }),
+    sendTasks: () => undefined,
+  });
+  dispatcher.addSession(session('s1', 32));
+  dispatcher.addSession(session('s2', 64));
+  dispatcher.addSession(session('s3'));
+  await dispatcher.removeSession('s2', { crashed: false });
+  await dispatcher.removeSession('s1', { crashed: true });
+  await dispatcher.removeSession('s3', { crashed: false });
+  assert.deepEqual(told, [32, 96, 97, 33, 1, 0]);
+  await dispatcher.close();
+});
