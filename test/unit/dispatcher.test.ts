@@ -32,10 +32,13 @@ function onceFrontier(leases: Lease[]): Frontier {
   } as unknown as Frontier;
 }
 
-test('a second copy of a task in flight takes its place without leaking a host slot', async () => {
-  const gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 4, delayMs: 0 });
-  const dispatcher = new Dispatcher({
-    frontier: onceFrontier([lease('old-copy'), lease('new-copy')]),
+/** A dispatcher over `frontier` with room for 10 tasks, hosts 4 requests at once and no delay. */
+function dispatcherOver(
+  frontier: Frontier,
+  gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 4, delayMs: 0 }),
+) {
+  return new Dispatcher({
+    frontier,
     gate,
     logger: silentLogger(),
     clock: Date.now,
@@ -43,6 +46,11 @@ test('a second copy of a task in flight takes its place without leaking a host s
     bufferSize: 10,
     perHostBuffer: 10,
   });
+}
+
+test('a second copy of a task in flight takes its place without leaking a host slot', async () => {
+  const gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 4, delayMs: 0 });
+  const dispatcher = dispatcherOver(onceFrontier([lease('old-copy'), lease('new-copy')]), gate);
   const sent: WireTask[] = [];
   const session: CrawlerSession = { id: 's1', credit: 2, sendTasks: (tasks) => sent.push(...tasks) };
   dispatcher.addSession(session);
@@ -64,15 +72,7 @@ test('a retried task carries its last error code to the crawler', async () => {
     lastError: 'CONNECTION_RESET: read ECONNRESET',
   };
   const first: Lease = { ...lease('l2'), taskId: 'first', url: 'https://a.test/first' };
-  const dispatcher = new Dispatcher({
-    frontier: onceFrontier([retried, first]),
-    gate: new HostGate({ ...DEFAULT_POLITENESS, concurrency: 4, delayMs: 0 }),
-    logger: silentLogger(),
-    clock: Date.now,
-    leaseMs: 60_000,
-    bufferSize: 10,
-    perHostBuffer: 10,
-  });
+  const dispatcher = dispatcherOver(onceFrontier([retried, first]));
   const sent: WireTask[] = [];
   dispatcher.addSession({ id: 's1', credit: 2, sendTasks: (tasks) => sent.push(...tasks) });
   dispatcher.pump();
@@ -88,15 +88,7 @@ test("the frontier is told the crawlers' capacity as they come and go", async ()
     ...onceFrontier([]),
     setCapacity: (slots: number) => void told.push(slots),
   } as unknown as Frontier;
-  const dispatcher = new Dispatcher({
-    frontier,
-    gate: new HostGate({ ...DEFAULT_POLITENESS, concurrency: 4, delayMs: 0 }),
-    logger: silentLogger(),
-    clock: Date.now,
-    leaseMs: 60_000,
-    bufferSize: 10,
-    perHostBuffer: 10,
-  });
+  const dispatcher = dispatcherOver(frontier);
   const session = (id: string, slots?: number): CrawlerSession => ({
     id,
     credit: 0,
