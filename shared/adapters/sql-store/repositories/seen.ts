@@ -103,16 +103,17 @@ export function seenRepository(ctx: StoreContext): SeenRepository {
     reportCounts: (scope, schedulerId, at, counts) =>
       guard('seen.reportCounts', async () => {
         if (counts.length === 0) return;
-        const head = [key('scope', scope, KEY_LENGTHS.name)];
-        const tail = [key('schedulerId', schedulerId), whole('at', at)] as const;
+        const scopeKey = key('scope', scope, KEY_LENGTHS.name);
+        const by = key('schedulerId', schedulerId);
+        const when = whole('at', at);
         const params = counts.map((c) => [
-          ...head,
+          scopeKey,
           key('runId', c.runId),
-          tail[0],
+          by,
           tally('total', c.total),
           tally('done', c.done),
           tally('failed', c.failed),
-          tail[1],
+          when,
         ]);
         const upsert = sql.seen.countsUpsert;
         await driver.transaction(async (s) => {
