@@ -147,7 +147,15 @@ start_bg() {
   printf '\n===== %s starting %s =====\n' "$(date -Is)" "$name" >>"$logfile"
   # 9>&- : the daemon must not inherit the lock that this script holds on fd 9
   (cd / && exec setsid "$@" >>"$logfile" 2>&1 </dev/null 9>&-) &
-  echo $! >"$(pidfile "$name")"
+  local pid=$! i
+  echo "$pid" >"$(pidfile "$name")"
+  # Until the subshell above execs, its command line is this script's, and svc_pid would take the
+  # service for one that exited during start-up (seen on a loaded machine): wait for the exec.
+  for ((i = 0; i < 100; i++)); do
+    alive "$pid" || break
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$(marker "$name")" && break
+    sleep 0.1
+  done
 }
 
 # stop_pid NAME PID SIGNAL: graceful signal, wait, then SIGKILL the process group
