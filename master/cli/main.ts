@@ -14,6 +14,7 @@ import { registerFleetCommands } from './fleet/commands.js';
 import { registerStatusCommand } from './status/command.js';
 import { registerExtractCommands } from './extract-commands.js';
 import { createLogger } from '../../shared/logger.js';
+import { trimYoungGenerationWhenIdle } from '../../shared/processes/idle-heap.js';
 
 // A role run from here (`ackcrawl scheduler`, ...) installs its own logger in place of this one.
 exitOnFault(createLogger({ name: 'cli', level: 'error' }));
@@ -32,6 +33,8 @@ function fail(err: unknown): never {
 // URL suffix list) would cost it about 12 MB of memory.
 async function crawl(seeds: string[], raw: RawCrawlOptions & { cluster?: boolean }): Promise<void> {
   const plan = planCrawl(seeds, raw, { needsOutDir: raw.cluster !== true, env: process.env });
+  // This process waits beside the crawl once it has started it: its start-up heap goes back.
+  trimYoungGenerationWhenIdle();
   const { ProgressDisplay } = await import('./progress-display.js');
   const { buildClusterSummary, buildSummary, formatSummary } = await import('./summary.js');
   const display = new ProgressDisplay();
@@ -71,6 +74,8 @@ async function runRole(role: RoleName, options: RoleOptions): Promise<void> {
   if (options.renderProcesses) process.env.ACKCRAWL_RENDER_PROCESSES = options.renderProcesses;
   if (options.render) process.env.ACKCRAWL_CAN_RENDER = 'true';
   const module = (await import(pathToFileURL(roleScripts[role]).href)) as { main: () => Promise<void> };
+  // An agent mostly waits on its crawler processes once it has started them.
+  if (role === 'agent') trimYoungGenerationWhenIdle();
   await module.main();
 }
 
