@@ -431,6 +431,35 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
     }
   });
 
+  it('with the shared seen-set, a scheduler that accepted none of the seeds does not see the run finished', () =>
+    withSqlStore(async (store) => {
+      const fx = await shardedFixture(store.seen);
+      try {
+        const b = await secondScheduler(fx);
+        // Seeds on b's hosts only, so a holds none of them in its queues.
+        let h = 0;
+        while (!b.ownedShards.includes(shardOfHost(`h${h}.test`, SHARDS))) h += 1;
+        const seeds = [0, 1, 2].map((i) => task(`https://h${h}.test/seed${i}`));
+        assert.equal((await b.push(seeds)).length, 3);
+        // a starts the same run after b: the fleet has its seeds, so a accepts none of them...
+        assert.equal((await fx.frontier.push(seeds)).length, 0);
+        // ...and, before b's next heartbeat tells it b's counters, must not see the run over (a
+        // scheduler judged such a run finished without a page, and failed it).
+        const early = await fx.frontier.stats('default');
+        assert.ok(
+          early.ready + early.delayed + early.leased > 0,
+          `a saw the run finished: ${JSON.stringify(early)}`,
+        );
+        await waitFor(async () => (await fx.frontier.stats('default')).total === 3, {
+          timeoutMs: 5_000,
+          message: async () =>
+            `a to learn b's 3 seeds (${JSON.stringify(await fx.frontier.stats('default'))})`,
+        });
+      } finally {
+        await fx.cleanup();
+      }
+    }));
+
   it('with the shared seen-set, a URL found through two schedulers is published and counted once', () =>
     withSqlStore(async (store) => {
       const fx = await shardedFixture(store.seen);

@@ -926,14 +926,18 @@ class RabbitFrontierImpl implements RabbitFrontier {
   /**
    * A run seen empty (nothing ready, delayed or held anywhere) counts one task ready until it has
    * stayed so for three heartbeats: a peer that just took its last delivery from the broker says
-   * so only at its next heartbeat, and the run must not look finished meanwhile.
+   * so only at its next heartbeat, and the run must not look finished meanwhile. A run with nothing
+   * accepted yet waits the same: with a shared seen-set, a scheduler that starts a run after a peer
+   * accepted its seeds accepts none of them, and until that peer's heartbeat tells it otherwise
+   * the run would look finished without a page (and be marked failed: "accepted none of its
+   * seeds").
    */
   private holdOffEmpty(perRun: Map<string, FrontierStats>): void {
     const now = Date.now();
     const quietMs = this.opts.shardHeartbeatMs * 3;
     for (const [runId, stats] of perRun) {
       const cancelled = this.ledger.stateOf(runId) === 'cancelled';
-      if (stats.ready + stats.delayed + stats.leased > 0 || stats.total === 0 || cancelled) {
+      if (stats.ready + stats.delayed + stats.leased > 0 || cancelled) {
         this.emptySince.delete(runId);
         continue;
       }
