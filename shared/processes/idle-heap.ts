@@ -5,7 +5,7 @@ import { runInNewContext } from 'node:vm';
  * Gives back the young generation that a process grew at start-up and no longer needs.
  *
  * A crawl's CLI and an agent do their work at start-up (loading modules, spawning processes) and
- * then mostly wait. Loading grows V8's young generation to its 16 MiB maximum, and V8 shrinks it
+ * then mostly wait. Loading grows V8's young generation (the crawl CLI's to 16 MiB), and V8 shrinks it
  * only in a full collection that finds the allocation rate low, which a waiting process never
  * runs: the crawl CLI sat at 67 MB for the whole crawl with 2 MB of its 16 MiB young generation
  * in use. Its V8 flags cannot be set from outside (it is the process the user started), and the
