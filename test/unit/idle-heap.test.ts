@@ -56,7 +56,7 @@ test('without it, the same process keeps its young generation', async (t) => {
   let grown = 0;
   let reports = 0;
   let smallest = Infinity;
-  // Twelve reports, 2.4 s: five times the trimmer's first interval above.
+  // Twelve reports, 2.4 s: eight times the trimmer's first interval above.
   for await (const line of lines) {
     const [what, bytes] = line.split(' ');
     if (what === 'grown') grown = Number(bytes);
