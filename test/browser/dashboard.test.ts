@@ -160,13 +160,15 @@ describe('dashboard in a browser', () => {
   test('a run started from the job page shows on the overview, and its numbers move', async () => {
     await go(`/jobs/${jobId}`);
     await byId('job-start-run').click();
-    await waitFor(
-      async () => {
-        const runs = await api<{ items: { id: string }[] }>('GET', `/jobs/${jobId}/runs`);
-        runId = runs.body.items[0]?.id ?? '';
-        return runId !== '';
-      },
-      { message: 'the UI started a run' },
+    // The UI opens the new run's page once the API answers; only then go to the overview, or that
+    // late navigation would take the page away from it.
+    await page.waitForURL(/#\/runs\/[^/]+$/, { timeout: 15_000 });
+    runId = decodeURIComponent(new URL(page.url()).hash.replace(/^#\/runs\//, ''));
+    const runs = await api<{ items: { id: string }[] }>('GET', `/jobs/${jobId}/runs`);
+    assert.deepEqual(
+      runs.body.items.map((r) => r.id),
+      [runId],
+      'the job has one run, the one the UI opened',
     );
     await go('/');
     const row = page.locator(`[data-testid="run-row"][data-run-id="${runId}"]`);
