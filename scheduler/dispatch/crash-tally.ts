@@ -1,4 +1,5 @@
 import type { Lease } from '../../shared/protocol/task.js';
+import { CRASHES_COUNTING_AN_ATTEMPT } from '../retry/retry-policy.js';
 
 /** The code of a task settled because crawlers kept dying while they worked on it. */
 export const CRAWLER_CRASHED = 'CRAWLER_CRASHED';
@@ -12,10 +13,10 @@ type TaskRef = Pick<Lease, 'taskId' | 'lastError'>;
  * How many times each task was being worked on by a crawler whose connection then ended without a
  * goodbye (killed, crashed, hung past its heartbeats): a "strike". A task that kills every crawler
  * it reaches gets a strike each time; so may an innocent task that shared a crawler with it, which
- * is why a first strike only puts the task back (see decideAfterCrash in scheduler/retry).
+ * is why the first strikes only put the task back (see decideAfterCrash in scheduler/retry).
  *
  * Bounded: at most `maxEntries` tasks, the least recently struck forgotten first; a task is
- * forgotten when it is settled for good. The second strike costs an attempt, whose retry carries
+ * forgotten when it is settled for good. The strike that costs an attempt gives its retry
  * `CRAWLER_CRASHED` as the task's last error in the frontier: that strike is read back from there
  * after a scheduler restart or an eviction.
  */
@@ -31,7 +32,10 @@ export class CrashTally {
   /** Strikes the task has so far. */
   count(task: TaskRef): number {
     const known = this.strikes.get(task.taskId) ?? 0;
-    return Math.max(known, task.lastError?.startsWith(CRAWLER_CRASHED) === true ? 2 : 0);
+    return Math.max(
+      known,
+      task.lastError?.startsWith(CRAWLER_CRASHED) === true ? CRASHES_COUNTING_AN_ATTEMPT : 0,
+    );
   }
 
   /** The task was in flight on a crawler that died before. */

@@ -48,7 +48,7 @@ export function crashOutcomes(deps: CrashOutcomeDeps): CrashPolicy {
       } else {
         deps.logger.warn(
           { taskId: lease.taskId, url: lease.url, strikes, attempt: lease.attempt },
-          'a second crawler died working on this task; counting an attempt',
+          'crawlers keep dying while working on this task; counting an attempt',
         );
         deps.settle.retry(lease, decision.delayMs, reason);
       }

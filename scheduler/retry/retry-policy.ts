@@ -41,17 +41,24 @@ function tier(
   return { kind: 'retry', delayMs: Math.max(tierDelay, retryAfterMs ?? 0) };
 }
 
-/** Strikes (crashed crawlers a task was worked on by) at which an attempt is counted, and the last. */
-export const CRASHES_COUNTING_AN_ATTEMPT = 2;
-export const CRASHES_FINAL = 3;
+/**
+ * Strikes (crashed crawlers a task was worked on by) at which an attempt is counted, and the last.
+ * A page that kills every crawler it reaches gets a strike each try; an innocent page gets one when
+ * its crawler happens to die while it runs (in a kill storm, about the fetch time over a crawler's
+ * lifetime: a few percent). Two free strikes make a bystander's lost attempt need three such
+ * deaths in a row and its final failure four, so a storm of crashes fails no innocent page in
+ * practice, for the price of one more crashed crawler per poison page.
+ */
+export const CRASHES_COUNTING_AN_ATTEMPT = 3;
+export const CRASHES_FINAL = 4;
 
 export type CrashDecision = { kind: 'release' } | RetryDecision;
 
 /**
  * A task was being worked on by a crawler that died without a goodbye, for the `strikes`-th time.
- * The first time it goes back as it is (it may have been a bystander); the second time it costs
+ * The first two times it goes back as it is (it may have been a bystander); the third time it costs
  * an attempt, a retriable failure through the retry tiers (so a task on its last attempt ends
- * there); the third time it is a final failure.
+ * there); the fourth time it is a final failure.
  */
 export function decideAfterCrash(
   strikes: number,

@@ -139,7 +139,7 @@ export const PAGE_ERROR_CODES = {
     retriable: false,
     source: 'scheduler',
     meaning:
-      'three crawler processes died (killed, crashed, hung) while working on it (the second death counts an attempt); it is not tried again',
+      'four crawler processes died (killed, crashed, hung) while working on it (the third death counts an attempt); it is not tried again',
   },
   RECORD_UNWRITABLE: {
     retriable: false,

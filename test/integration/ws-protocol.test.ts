@@ -366,12 +366,14 @@ describe('scheduler WebSocket protocol', () => {
     return task;
   };
 
-  test('a task worked on by crawlers that die without a goodbye: back, then an attempt, then CRAWLER_CRASHED', async () => {
+  test('a task worked on by crawlers that die without a goodbye: back twice, then an attempt, then CRAWLER_CRASHED', async () => {
     const first = await crawlerDiesOn(null, 1);
     const second = await crawlerDiesOn(first.taskId, 1);
     assert.equal(second.lastErrorCode, undefined, 'the first crash only put it back');
-    const third = await crawlerDiesOn(first.taskId, 2);
-    assert.equal(third.lastErrorCode, 'CRAWLER_CRASHED', 'the second crash cost an attempt');
+    const third = await crawlerDiesOn(first.taskId, 1);
+    assert.equal(third.lastErrorCode, undefined, 'the second crash only put it back');
+    const fourth = await crawlerDiesOn(first.taskId, 2);
+    assert.equal(fourth.lastErrorCode, 'CRAWLER_CRASHED', 'the third crash cost an attempt');
     await waitFor(async () => (await frontier.stats()).failed === 1, { ...WAIT, message: 'final failure' });
     const records = sinkRecords();
     assert.equal(records.length, 1);

@@ -27,15 +27,16 @@ function lease(taskId: string, fields: Partial<Lease> = {}): Lease {
 }
 
 describe('decideAfterCrash', () => {
-  test('first strike: back as it is; second: an attempt through the retry tiers; third: final', () => {
+  test('first two strikes: back as it is; third: an attempt through the retry tiers; fourth: final', () => {
     assert.deepEqual(decideAfterCrash(1, 1, options), { kind: 'release' });
-    assert.deepEqual(decideAfterCrash(2, 1, options), { kind: 'retry', delayMs: 0 });
-    assert.deepEqual(decideAfterCrash(2, 2, options), { kind: 'retry', delayMs: 300_000 });
-    assert.deepEqual(decideAfterCrash(3, 2, options), { kind: 'final' });
+    assert.deepEqual(decideAfterCrash(2, 1, options), { kind: 'release' });
+    assert.deepEqual(decideAfterCrash(3, 1, options), { kind: 'retry', delayMs: 0 });
+    assert.deepEqual(decideAfterCrash(3, 2, options), { kind: 'retry', delayMs: 300_000 });
+    assert.deepEqual(decideAfterCrash(4, 2, options), { kind: 'final' });
   });
 
-  test('a second strike on the last attempt is final', () => {
-    assert.deepEqual(decideAfterCrash(2, 3, options), { kind: 'final' });
+  test('a third strike on the last attempt is final', () => {
+    assert.deepEqual(decideAfterCrash(3, 3, options), { kind: 'final' });
   });
 });
 
@@ -63,16 +64,16 @@ describe('CrashTally', () => {
     assert.equal(tally.count(lease('a')), 2);
   });
 
-  test('a counted crash survives in the task’s last error: the next strike is the third', () => {
+  test('a counted crash survives in the task’s last error: the next strike is the fourth', () => {
     const tally = new CrashTally();
-    const retried = lease('a', { attempt: 2, lastError: `${CRAWLER_CRASHED}: in flight on 2 crawlers` });
+    const retried = lease('a', { attempt: 2, lastError: `${CRAWLER_CRASHED}: in flight on 3 crawlers` });
     assert.equal(tally.isSuspect(retried), true);
-    assert.equal(tally.strike(retried), 3);
+    assert.equal(tally.strike(retried), 4);
   });
 });
 
 describe('crashOutcomes', () => {
-  test('release, then a retry with CRAWLER_CRASHED, then a final failure record through the settler', () => {
+  test('release twice, then a retry with CRAWLER_CRASHED, then a final failure record through the settler', () => {
     const calls: { kind: string; lease: Lease; delayMs?: number; error: string; record?: SinkRecord }[] = [];
     const policy = crashOutcomes({
       tally: new CrashTally(),
@@ -88,11 +89,13 @@ describe('crashOutcomes', () => {
     assert.equal(policy.struck(poison), 'release');
     assert.equal(calls.length, 0);
     assert.equal(policy.isSuspect(poison), true);
+    assert.equal(policy.struck(poison), 'release');
+    assert.equal(calls.length, 0);
     assert.equal(policy.struck(poison), 'settled');
     assert.equal(calls[0]?.kind, 'retry');
     assert.equal(calls[0]?.delayMs, 0);
     assert.match(calls[0]?.error ?? '', /^CRAWLER_CRASHED: /);
-    // The retry comes back as attempt 2, and crashes a third crawler.
+    // The retry comes back as attempt 2, and crashes a fourth crawler.
     assert.equal(policy.struck({ ...poison, attempt: 2, lastError: calls[0]?.error ?? null }), 'settled');
     assert.equal(calls[1]?.kind, 'fail');
     const record = JSON.parse(calls[1]?.record?.value.toString('utf8') ?? '{}') as PageRecord;
