@@ -11,6 +11,7 @@ import {
 } from '../../shared/protocol/messages.js';
 import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
 import { frameMaskFor } from './frame-mask.js';
+import { TurnWrites } from './turn-writes.js';
 
 export interface SchedulerClientOptions {
   url: string;
@@ -65,6 +66,8 @@ export class SchedulerClient {
   private readonly live = new Set<string>();
   private owed = 0;
   private creditTimer: NodeJS.Immediate | null = null;
+  /** A turn's messages go out in one write, the turn's credit with them. */
+  private readonly turnWrites = new TurnWrites(() => this.flushCredit());
   private heartbeat: NodeJS.Timeout | null = null;
   private lastHeard = Date.now();
   private backoffMs = 100;
@@ -163,8 +166,10 @@ export class SchedulerClient {
 
   /** `written`, when given, runs once the message is handed to the kernel (or could not be). */
   private sendText(message: CrawlerTextMessage, written?: () => void): void {
-    if (this.open && this.ws) this.ws.send(JSON.stringify(message), written && (() => written()));
-    else written?.();
+    if (this.open && this.ws) {
+      this.turnWrites.hold(this.ws);
+      this.ws.send(JSON.stringify(message), written && (() => written()));
+    } else written?.();
   }
 
   private onMessage(text: string, epoch: number): void {
@@ -312,7 +317,10 @@ export class SchedulerClient {
     // scheduler when it dropped, and their outcomes would be refused as stale.
     if (epoch === this.epoch && this.live.delete(task.taskId) && this.open) {
       if (frame === null) this.release([task.taskId]);
-      else this.ws?.send(frame);
+      else if (this.ws) {
+        this.turnWrites.hold(this.ws);
+        this.ws.send(frame);
+      }
     }
     // A slot is free, whichever connection its task came on.
     this.grant(1);
@@ -326,13 +334,17 @@ export class SchedulerClient {
     if (this.stopping || this.drainingEpoch === this.epoch || n <= 0) return;
     this.owed += n;
     if (this.creditTimer) return;
-    this.creditTimer = setImmediate(() => {
-      this.creditTimer = null;
-      if (this.owed > 0 && this.open && !this.stopping && this.drainingEpoch !== this.epoch) {
-        this.sendText({ type: 'credit', n: this.owed });
-        this.owed = 0;
-      }
-    });
+    this.creditTimer = setImmediate(() => this.flushCredit());
+  }
+
+  /** Sends the credit owed, once per turn: at the end of it, or with the turn's held writes. */
+  private flushCredit(): void {
+    if (this.creditTimer) clearImmediate(this.creditTimer);
+    this.creditTimer = null;
+    if (this.owed > 0 && this.open && !this.stopping && this.drainingEpoch !== this.epoch) {
+      this.sendText({ type: 'credit', n: this.owed });
+      this.owed = 0;
+    }
   }
 
   private startHeartbeat(heartbeatMs: number, epoch: number): void {
