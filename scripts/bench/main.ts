@@ -31,7 +31,7 @@ import { measureClusterRunner } from './cluster-runner.js';
 import { extractBenchMain } from './extract/main.js';
 import { hostsBenchMain } from './hosts/main.js';
 import { measureRunner } from './measure-runner.js';
-import { parseBenchOptions } from './options.js';
+import { BENCH_USAGE, parseBenchOptions, type BenchOptions } from './options.js';
 import { addRatios, targetVerdicts, formatTable, skippedResult, type RunnerResult } from './report.js';
 import { planRunners } from './runners.js';
 import { startSiteProcess } from './site-process.js';
@@ -40,7 +40,17 @@ import { warmSite, WARM_UP_PAGES } from './warm-site.js';
 if (process.argv.includes('--extract')) process.exit(await extractBenchMain(process.argv.slice(2)));
 if (process.argv.includes('--hosts')) process.exit(await hostsBenchMain(process.argv.slice(2)));
 
-const options = parseBenchOptions(process.argv.slice(2));
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  process.stdout.write(`${BENCH_USAGE}\n`);
+  process.exit(0);
+}
+let options: BenchOptions;
+try {
+  options = parseBenchOptions(process.argv.slice(2));
+} catch (err) {
+  process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n\n${BENCH_USAGE}\n`);
+  process.exit(2);
+}
 const say = (text: string): void => void process.stderr.write(`${text}\n`);
 
 const site = await startSiteProcess({ pages: options.pages, seed: options.seed });

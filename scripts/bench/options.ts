@@ -38,6 +38,28 @@ const DEFAULT_CRAWLEE_CONCURRENCY = '200';
  */
 const DEFAULT_CLUSTER_PROCESSES = '2';
 
+/** What `npm run bench -- --help` prints. */
+export const BENCH_USAGE = `usage: npm run bench -- [options]        (after a build: node dist/scripts/bench/main.js)
+
+One site of --pages pages on 127.0.0.1, crawled by each runner in turn: ackcrawl (the embedded
+durable crawl), crawlee and bare (fetch + parse5, nothing durable); ratios and targets at the end.
+
+  --pages N                  pages of the site (20000)
+  --seed N                   the site's seed (1)
+  --only LIST                runners, of ackcrawl,crawlee,bare (all)
+  --cluster                  also the distributed crawl (RabbitMQ, Kafka, MinIO: scripts/services.sh up)
+  --cluster-processes LIST   crawler processes of the cluster's agent, one run each (2)
+  --cluster-profile-dir DIR  write a V8 CPU profile of the cluster's scheduler there
+  --ack-processes N          crawler processes of the embedded crawl (2)
+  --ack-concurrency N        requests in flight per crawler process (32)
+  --crawlee-concurrency LIST Crawlee's maxConcurrency, the fastest is the reference (200)
+  --bare-concurrency N       requests in flight of the bare loop (64)
+  --timeout-s N              a runner that takes longer fails (900)
+  --verbose                  the runners' own output too
+
+Other benches: --hosts (many slow hosts, politeness ceiling), --extract (the cleaner on labelled pages).
+A million pages: npm run bench -- --pages 1000000 --only ackcrawl --timeout-s 2400`;
+
 export function parseBenchOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
     args: argv,
