@@ -27,6 +27,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../paths.js';
+import { warmKafka } from './cluster-resources.js';
 import { measureClusterRunner } from './cluster-runner.js';
 import { extractBenchMain } from './extract/main.js';
 import { hostsBenchMain } from './hosts/main.js';
@@ -52,12 +53,27 @@ try {
   process.exit(2);
 }
 const say = (text: string): void => void process.stderr.write(`${text}\n`);
+/** Kafka's warm-up: about three 20,000-page cluster crawls' worth of records (cluster-resources.ts). */
+const WARM_UP_RECORDS = 60_000;
+const WARM_UP_RECORD_BYTES = 12 * 1024;
 
 const site = await startSiteProcess({ pages: options.pages, seed: options.seed });
 say(`site: ${site.url} (${options.pages} pages, pid ${site.pid}, not counted in the figures)`);
 await warmSite(site, options.pages);
 say(`site: warmed up with its first ${Math.min(options.pages, WARM_UP_PAGES)} pages, before any runner`);
 const plan = planRunners(options, site.url);
+if (plan.some((spec) => spec.cluster && !spec.skip) && !options.coldBrokers) {
+  await warmKafka(WARM_UP_RECORDS, WARM_UP_RECORD_BYTES).then(
+    (seconds) =>
+      say(
+        `kafka: warmed up with ${WARM_UP_RECORDS} records of ${WARM_UP_RECORD_BYTES / 1024} KB in ${seconds.toFixed(1)} s, before the cluster runs (--cold-brokers skips it)`,
+      ),
+    (err: unknown) =>
+      say(
+        `kafka: the warm-up failed (${err instanceof Error ? err.message : String(err)}); the cluster runs start cold`,
+      ),
+  );
+}
 
 const results: RunnerResult[] = [];
 try {

@@ -10,6 +10,8 @@ export interface BenchOptions {
   clusterProcesses: number[];
   /** Write a V8 CPU profile of the cluster's scheduler into this folder. */
   clusterProfileDir: string | undefined;
+  /** Skip warming Kafka up before the cluster runs (its JVM then compiles during the first). */
+  coldBrokers: boolean;
   ackProcesses: number;
   ackConcurrency: number;
   /** One value, or several to sweep: the fastest is the reference for the ratios. */
@@ -50,6 +52,7 @@ durable crawl), crawlee and bare (fetch + parse5, nothing durable); ratios and t
   --cluster                  also the distributed crawl (RabbitMQ, Kafka, MinIO: scripts/services.sh up)
   --cluster-processes LIST   crawler processes of the cluster's agent, one run each (2)
   --cluster-profile-dir DIR  write a V8 CPU profile of the cluster's scheduler there
+  --cold-brokers             do not warm Kafka up first (60,000 records of 12 KB, unmeasured)
   --ack-processes N          crawler processes of the embedded crawl (2)
   --ack-concurrency N        requests in flight per crawler process (32)
   --crawlee-concurrency LIST Crawlee's maxConcurrency, the fastest is the reference (200)
@@ -70,6 +73,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       cluster: { type: 'boolean', default: false },
       'cluster-processes': { type: 'string', default: DEFAULT_CLUSTER_PROCESSES },
       'cluster-profile-dir': { type: 'string' },
+      'cold-brokers': { type: 'boolean', default: false },
       'ack-processes': { type: 'string', default: '2' },
       'ack-concurrency': { type: 'string', default: '32' },
       'crawlee-concurrency': { type: 'string', default: DEFAULT_CRAWLEE_CONCURRENCY },
@@ -95,6 +99,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     cluster: values.cluster,
     clusterProcesses: values['cluster-processes'].split(',').map((n) => int('cluster-processes', n)),
     clusterProfileDir: values['cluster-profile-dir'],
+    coldBrokers: values['cold-brokers'],
     ackProcesses: int('ack-processes', values['ack-processes']),
     ackConcurrency: int('ack-concurrency', values['ack-concurrency']),
     crawleeConcurrency: values['crawlee-concurrency'].split(',').map((c) => int('crawlee-concurrency', c)),
