@@ -313,8 +313,29 @@ describe('dashboard in a browser', () => {
     const rows = card.locator('[data-testid="process-row"]');
     await waitFor(async () => (await rows.count()) === 2, {
       timeoutMs: 15_000,
-      // What serve's roles said (a role restarted, a crawler that would not start) tells why not.
-      message: () => `two crawler processes shown (serve's log: ${serve.stderr().slice(-3_000)})`,
+      // What the page shows, what the API says and what serve's roles said (a role restarted, a
+      // crawler that would not start) tell why not.
+      message: async () => {
+        const shown = await page
+          .locator('[data-testid="agent-card"]')
+          .evaluateAll((cards) =>
+            cards.map((c) => ({
+              id: c.getAttribute('data-agent-id'),
+              state: c.getAttribute('data-state'),
+              rows: [...c.querySelectorAll('[data-testid="process-row"]')].map(
+                (r) => `${r.getAttribute('data-slot')}:${r.getAttribute('data-state')}`,
+              ),
+            })),
+          )
+          .catch((err: unknown) => String(err));
+        const fromApi = await api<{ items: AgentView[] }>('GET', '/agents')
+          .then((r) => r.body.items.map((a) => ({ id: a.id, state: a.state, processes: a.processes })))
+          .catch((err: unknown) => String(err));
+        return (
+          `two crawler processes shown; the page: ${JSON.stringify(shown)}; the API: ${JSON.stringify(fromApi)}; ` +
+          `live: ${await byId('live-status').textContent()}; serve's log: ${serve.stderr().slice(-3_000)}`
+        );
+      },
     });
     const agents = (await api<{ items: AgentView[] }>('GET', '/agents')).body.items;
     const agent = agents.find((a) => a.state === 'online');
