@@ -87,17 +87,29 @@ export async function main(env: Record<string, string | undefined> = process.env
   };
   // The drain's own deadline, then up to 2 s to say bye and close, and the browser's close.
   onShutdownSignal(logger, close, config.drainTimeoutMs + 5_000);
-  // An orphaned crawler (its agent died by kill -9) stops instead of crawling unsupervised.
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) {
-      logger.warn('agent gone; stopping');
-      close().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    }
-  }, 1000).unref();
+  // An orphaned crawler (its agent died by kill -9) stops instead of crawling unsupervised. The
+  // spawner names itself: a crawler whose agent died between the spawn and this line starts an
+  // orphan (its parent already init), and a CI run hung on one that crawled on for good.
+  const parent = Number(process.env.ACKCRAWL_SUPERVISOR_PID) || process.ppid;
+  const orphaned = (): boolean => process.ppid !== parent;
+  let stopping = false;
+  const checkParent = (): void => {
+    if (stopping || !orphaned()) return;
+    stopping = true;
+    logger.warn({ expectedParent: parent, parent: process.ppid }, 'agent gone; stopping');
+    close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  if (orphaned()) {
+    logger.warn(
+      { expectedParent: parent, parent: process.ppid },
+      'agent gone before this crawler started; stopping',
+    );
+    process.exit(0);
+  }
+  setInterval(checkParent, 1000).unref();
   for (const client of clients) client.start();
   stats.start();
 }

@@ -14,6 +14,8 @@ export function nodeSpawner(script: string, env: NodeJS.ProcessEnv, idPrefix: st
         ...roleProcessEnv(env),
         ACKCRAWL_CONFIG: undefined,
         ACKCRAWL_CRAWLER_ID: `${idPrefix}-${render ? 'render-' : ''}${slot}-${Date.now().toString(36)}`,
+        // Who must be its parent: a crawler whose spawner died before it started stops too.
+        ACKCRAWL_SUPERVISOR_PID: String(process.pid),
         ...(render ? { ACKCRAWL_CAN_RENDER: 'true' } : {}),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
