@@ -21,6 +21,7 @@ import { takeHostCrawlers, type HostCrawlers } from '../../shared/processes/host
 import { hostFacts } from './host-facts.js';
 import { MasterLink } from './master-link.js';
 import { processReports } from './process-report.js';
+import { trimYoungGenerationWhenIdle } from '../../shared/processes/idle-heap.js';
 
 /** How long a starting agent waits for the master's first answer before it runs its own count. */
 const MASTER_WAIT_MS = 10_000;
@@ -39,6 +40,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const logger = createLogger({ name: 'agent', level: config.logLevel });
   exitOnFault(logger);
   const crawlers = await takeHostCrawlers(config, env, logger);
+  // An agent mostly waits on its crawler processes once it has started them (under `ackcrawl
+  // serve` too): the young generation its start-up grew goes back.
+  trimYoungGenerationWhenIdle();
   if (config.masterUrl === undefined || agentToken === null) {
     onShutdownSignal(logger, () => crawlers.stop(), crawlers.stopTimeoutMs + 5_000);
     crawlers.manager.scale(config.processes);

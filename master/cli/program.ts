@@ -14,7 +14,6 @@ import { registerFleetCommands } from './fleet/commands.js';
 import { registerStatusCommand } from './status/command.js';
 import { registerExtractCommands } from './extract-commands.js';
 import { createLogger } from '../../shared/logger.js';
-import { trimYoungGenerationWhenIdle } from '../../shared/processes/idle-heap.js';
 import { letYoungGenerationGrow } from '../../shared/processes/young-generation.js';
 
 // A role run from here (`ackcrawl scheduler`, ...) installs its own logger in place of this one.
@@ -34,8 +33,6 @@ function fail(err: unknown): never {
 // URL suffix list) would cost it about 12 MB of memory.
 async function crawl(seeds: string[], raw: RawCrawlOptions & { cluster?: boolean }): Promise<void> {
   const plan = planCrawl(seeds, raw, { needsOutDir: raw.cluster !== true, env: process.env });
-  // This process waits beside the crawl once it has started it: its start-up heap goes back.
-  trimYoungGenerationWhenIdle();
   const { ProgressDisplay } = await import('./progress-display.js');
   const { buildClusterSummary, buildSummary, formatSummary } = await import('./summary.js');
   const display = new ProgressDisplay();
@@ -75,16 +72,15 @@ async function runRole(role: RoleName, options: RoleOptions): Promise<void> {
   if (options.renderProcesses) process.env.ACKCRAWL_RENDER_PROCESSES = options.renderProcesses;
   if (options.render) process.env.ACKCRAWL_CAN_RENDER = 'true';
   const module = (await import(pathToFileURL(roleScripts[role]).href)) as { main: () => Promise<void> };
-  // An agent mostly waits on its crawler processes once it has started them.
-  if (role === 'agent') trimYoungGenerationWhenIdle();
   await module.main();
 }
 
 /**
- * Commands that start other processes and then mostly wait on them (the crawl and serve CLIs, an
- * agent): their young generation stays small. The others let it grow before they run.
+ * Commands that start other processes and then mostly wait on them (the crawl and serve CLIs):
+ * their young generation stays small. The others let it grow before they run (an agent gives its
+ * start-up heap back itself, wherever it runs: client/agent/main.ts).
  */
-const SUPERVISORS = new Set(['crawl', 'serve', 'agent']);
+const SUPERVISORS = new Set(['crawl', 'serve']);
 
 const program = new Command()
   .name('ackcrawl')

@@ -8,8 +8,8 @@ import { setFlagsFromString } from 'node:v8';
  * Loading modules grows V8's young generation: the crawl CLI's to 16 MiB, about 10 MB of RSS it
  * then needs no more, since it only starts the roles and follows their progress. V8 gives that
  * back only in a full collection once its record of the last five seconds shows little
- * allocation, 6-8 s into a crawl (`idle-heap.ts`), and the whole tree's peak memory comes before
- * that, while the roles start. The young generation's size cannot be set once a process runs, but
+ * allocation, 6-8 s into a crawl (`idle-heap.ts` runs one; the agent still does), and the whole
+ * tree's peak memory comes before that, while the roles start. The young generation's size cannot be set once a process runs, but
  * its growth factor can: at 1 it does not grow. Loading the CLI's modules then takes about 40 ms
  * more (more young collections), and its start-up RSS is 5-6 MB lower.
  *

@@ -36,7 +36,7 @@ test('letYoungGenerationGrow gives V8 its own growth back', async () => {
   assert.ok((await youngAfterChurn({ hold: true, grow: true })) > 4 * MiB);
 });
 
-test('the CLI holds it for the commands that wait (crawl, serve, agent), not for the others', async () => {
+test('the CLI holds it for the commands that wait (crawl, serve), not for the others', async () => {
   // The bin, with a command that fails at once after the preAction hook; at exit the process
   // allocates, and the young generation grows if the command let it.
   const young = async (args: string[]): Promise<number> => {
