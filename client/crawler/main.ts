@@ -92,16 +92,6 @@ export async function main(env: Record<string, string | undefined> = process.env
   // orphan (its parent already init), and a CI run hung on one that crawled on for good.
   const parent = Number(process.env.ACKCRAWL_SUPERVISOR_PID) || process.ppid;
   const orphaned = (): boolean => process.ppid !== parent;
-  let stopping = false;
-  const checkParent = (): void => {
-    if (stopping || !orphaned()) return;
-    stopping = true;
-    logger.warn({ expectedParent: parent, parent: process.ppid }, 'agent gone; stopping');
-    close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
   if (orphaned()) {
     logger.warn(
       { expectedParent: parent, parent: process.ppid },
@@ -109,7 +99,15 @@ export async function main(env: Record<string, string | undefined> = process.env
     );
     process.exit(0);
   }
-  setInterval(checkParent, 1000).unref();
+  const watchdog = setInterval(() => {
+    if (!orphaned()) return;
+    clearInterval(watchdog);
+    logger.warn({ expectedParent: parent, parent: process.ppid }, 'agent gone; stopping');
+    close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  }, 1000).unref();
   for (const client of clients) client.start();
   stats.start();
 }
