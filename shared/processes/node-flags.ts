@@ -16,6 +16,13 @@
  *   scheduler at 4 MiB: 8 MB less, no CPU that showed.
  * - `MALLOC_ARENA_MAX=2` (unless set already): glibc gives each thread that allocates an arena
  *   of its own; V8's and libuv's threads leave them partly used. About 5 MB less per process.
+ * - `MALLOC_MMAP_THRESHOLD_=1048576` (unless set already): glibc's own threshold moves up to the
+ *   largest block it has freed (up to 32 MiB), and it then keeps up to twice that free at the top
+ *   of its heap. The scheduler's record batches are megabytes, so its heap held 34 MB, most of it
+ *   free. Fixed at 1 MiB, blocks that large are mapped and unmapped, smaller ones come from the
+ *   heap as before. Tree 386-391 MB before, 377-380 after (20,000 pages); the first 20 s of a
+ *   million pages 397-403 before, 384-385 after; CPU within the noise (+1 %). At 128 KiB it was
+ *   as small but cost 5 % more CPU (pages mapped and zeroed again and again).
  */
 export const CRAWLER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--heap-growing-percent=50'];
 export const SCHEDULER_NODE_FLAGS: readonly string[] = [
@@ -23,7 +30,14 @@ export const SCHEDULER_NODE_FLAGS: readonly string[] = [
   '--heap-growing-percent=50',
 ];
 
-/** The environment of a role's process: `env`, with a glibc arena limit unless it sets one. */
+/** glibc's tunables for a role, each applied unless the environment already sets it. */
+const MALLOC_DEFAULTS: Readonly<Record<string, string>> = {
+  MALLOC_ARENA_MAX: '2',
+  MALLOC_MMAP_THRESHOLD_: String(1024 * 1024),
+};
+
+/** The environment of a role's process: `env`, with glibc's arena limit and mmap threshold unless it sets them. */
 export function roleProcessEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return env.MALLOC_ARENA_MAX === undefined ? { ...env, MALLOC_ARENA_MAX: '2' } : env;
+  const added = Object.entries(MALLOC_DEFAULTS).filter(([name]) => env[name] === undefined);
+  return added.length === 0 ? env : { ...env, ...Object.fromEntries(added) };
 }
