@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { endianness } from 'node:os';
 
 /** One line of /proc/<pid>/stat, the fields the agent and the benchmark need. Linux only. */
 export interface ProcStat {
@@ -16,18 +16,47 @@ export interface ProcStat {
   rssPages: number;
 }
 
-/** Read once at start: running `getconf` later would itself show up as reaped child CPU. */
-export const clockTicksPerSecond = getconf('CLK_TCK', 100);
-export const pageSizeBytes = getconf('PAGESIZE', 4096);
+/** The kernel's types in the auxiliary vector (<elf.h>): the page size and the clock's ticks. */
+const AT_PAGESZ = 6;
+const AT_CLKTCK = 17;
 
-function getconf(name: string, fallback: number): number {
+/**
+ * The values the kernel handed this process at exec, in its ELF auxiliary vector: what `getconf`
+ * prints for PAGESIZE and CLK_TCK, read without starting a process (two `getconf`s took 20 ms of
+ * every CLI's start). Pairs of native words, type then value, ended by type 0.
+ */
+export function readAuxv(bytes: Buffer, wordBytes: number, littleEndian: boolean): Map<number, number> {
+  const read = (at: number): number => {
+    if (wordBytes === 4) return littleEndian ? bytes.readUInt32LE(at) : bytes.readUInt32BE(at);
+    return Number(littleEndian ? bytes.readBigUInt64LE(at) : bytes.readBigUInt64BE(at));
+  };
+  const values = new Map<number, number>();
+  for (let at = 0; at + 2 * wordBytes <= bytes.length; at += 2 * wordBytes) {
+    const type = read(at);
+    if (type === 0) break;
+    values.set(type, read(at + wordBytes));
+  }
+  return values;
+}
+
+/** Architectures whose native word, and so each auxv entry's half, is 8 bytes. */
+const WORD_64 = new Set(['x64', 'arm64', 'ppc64', 's390x', 'riscv64', 'loong64', 'mips64el']);
+
+function ownAuxv(): Map<number, number> {
   try {
-    const value = Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim());
-    return Number.isFinite(value) && value > 0 ? value : fallback;
+    const wordBytes = WORD_64.has(process.arch) ? 8 : 4;
+    return readAuxv(readFileSync('/proc/self/auxv'), wordBytes, endianness() === 'LE');
   } catch {
-    return fallback;
+    return new Map(); // not Linux: the defaults below
   }
 }
+
+const auxv = ownAuxv();
+const positive = (value: number | undefined, fallback: number): number =>
+  value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
+
+export const clockTicksPerSecond = positive(auxv.get(AT_CLKTCK), 100);
+export const pageSizeBytes = positive(auxv.get(AT_PAGESZ), 4096);
 
 export function readProcStat(pid: number | 'self'): ProcStat | undefined {
   let text: string;
