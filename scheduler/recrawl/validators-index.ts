@@ -69,6 +69,12 @@ export class ValidatorsIndex {
   private readonly maxLinksBytes: number;
   private readonly clock: () => number;
   private entries: number;
+  /**
+   * Jobs with at least one capture in the index (a superset once trims drop a job's last one). A
+   * job's first run, or a site that sends no validators, has none: its lookups skip SQLite, which
+   * took about 4 % of the scheduler's CPU on a 20,000-page crawl.
+   */
+  private readonly jobsWithCaptures: Set<string>;
   private closed = false;
   private readonly find: Database.Statement<[string, string]>;
   private readonly upsert: Database.Statement<unknown[]>;
@@ -114,11 +120,13 @@ export class ValidatorsIndex {
          (SELECT job_id, url FROM captures ORDER BY settled_at LIMIT ?)`,
     );
     this.entries = (this.db.prepare('SELECT count(*) AS n FROM captures').get() as { n: number }).n;
+    this.jobsWithCaptures = this.jobIds();
     this.writeBatch = this.db.transaction((updates: readonly CaptureUpdate[]) => this.apply(updates));
   }
 
   /** The last capture of `url` in `jobId` with validators, or null (fetch in full). */
   lookup(jobId: string, url: string): KnownCapture | null {
+    if (!this.jobsWithCaptures.has(jobId)) return null;
     const row = this.find.get(jobId, url) as
       { etag: string | null; last_modified: string | null; capture_id: string; links: string } | undefined;
     if (!row || (row.etag === null && row.last_modified === null)) return null;
@@ -130,6 +138,17 @@ export class ValidatorsIndex {
       },
       links: JSON.parse(row.links) as string[],
     };
+  }
+
+  /** The jobs in the index, one primary-key seek each (a DISTINCT would read every row). */
+  private jobIds(): Set<string> {
+    const first = this.db.prepare('SELECT min(job_id) FROM captures').pluck();
+    const next = this.db.prepare('SELECT min(job_id) FROM captures WHERE job_id > ?').pluck();
+    const jobs = new Set<string>();
+    for (let job = first.get() as string | null; job !== null; job = next.get(job) as string | null) {
+      jobs.add(job);
+    }
+    return jobs;
   }
 
   /** Not-modified pages of a run so far (durable: a restarted scheduler goes on counting). */
@@ -165,6 +184,7 @@ export class ValidatorsIndex {
         links,
         now,
       );
+      this.jobsWithCaptures.add(u.jobId);
       // An upsert reports one change, insert or update: `entries` is an upper bound, made exact
       // by a count when it passes `maxEntries`.
       this.entries += 1;

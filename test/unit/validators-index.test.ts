@@ -42,6 +42,27 @@ describe('ValidatorsIndex', () => {
     reopened.close();
   });
 
+  test('every job with captures is found after a reopen, and a job gets lookups from its first capture', () => {
+    const index = open();
+    assert.equal(index.lookup('b', 'https://a.test/1'), null);
+    index.record([ok('https://a.test/1', 'c1', { jobId: 'b' })]);
+    assert.equal(index.lookup('b', 'https://a.test/1')?.validators.captureId, 'c1');
+    index.record(['a', 'c', 'b-2', 'zz'].map((jobId, i) => ok('https://a.test/1', `d${i}`, { jobId })));
+    index.close();
+    const reopened = open();
+    for (const [jobId, captureId] of [
+      ['a', 'd0'],
+      ['b', 'c1'],
+      ['b-2', 'd2'],
+      ['c', 'd1'],
+      ['zz', 'd3'],
+    ]) {
+      assert.equal(reopened.lookup(jobId!, 'https://a.test/1')?.validators.captureId, captureId, jobId);
+    }
+    assert.equal(reopened.lookup('d', 'https://a.test/1'), null);
+    reopened.close();
+  });
+
   test('a page without validators, or with links too large to keep, is not kept', () => {
     const index = open({ maxLinksBytes: 100 });
     index.record([
