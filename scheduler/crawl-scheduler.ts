@@ -160,6 +160,8 @@ export class CrawlScheduler implements RunHost {
   private stats: FrontierStats = { ...EMPTY_FRONTIER_STATS };
   private lastSummary: CrawlSummary | null = null;
   private lastTickErrorAt = 0;
+  /** A tick asked for now, ahead of the 250 ms interval (see onSettled). */
+  private soonTick: NodeJS.Immediate | null = null;
   private closing: Promise<void> | null = null;
 
   constructor(private readonly deps: CrawlSchedulerDeps) {
@@ -542,6 +544,17 @@ export class CrawlScheduler implements RunHost {
     if (result.accepted > 0 || counts.retries > 0) this.dispatcher.frontierChanged();
     // The backlog shrank: dispatch may have been held back by it.
     else this.dispatcher.pump();
+    // Nothing left out here: the run may be finished. Tick now rather than at the next interval, so
+    // a crawl ends (and its summary comes) as its last page is durable, not up to 250 ms later.
+    if (this.dispatcher.inFlightCount === 0 && this.dispatcher.bufferedCount === 0) this.tickSoon();
+  }
+
+  private tickSoon(): void {
+    if (this.soonTick || this.closing) return;
+    this.soonTick = setImmediate(() => {
+      this.soonTick = null;
+      void this.tick();
+    });
   }
 
   private async tick(): Promise<void> {
@@ -620,6 +633,7 @@ export class CrawlScheduler implements RunHost {
     return (this.closing ??= (async () => {
       const [tick, ...rest] = this.timers;
       clearInterval(tick);
+      if (this.soonTick) clearImmediate(this.soonTick);
       this.dispatcher.stopDispatching();
       this.robots.close();
       for (const session of this.server?.sessions ?? []) session.drain();
