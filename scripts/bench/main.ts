@@ -33,6 +33,7 @@ import { extractBenchMain } from './extract/main.js';
 import { hostsBenchMain } from './hosts/main.js';
 import { measureRunner } from './measure-runner.js';
 import { BENCH_USAGE, parseBenchOptions, type BenchOptions } from './options.js';
+import { optionsOrExit } from './options-error.js';
 import { addRatios, targetVerdicts, formatTable, skippedResult, type RunnerResult } from './report.js';
 import { planRunners } from './runners.js';
 import { startSiteProcess } from './site-process.js';
@@ -41,17 +42,10 @@ import { warmSite, WARM_UP_PAGES } from './warm-site.js';
 if (process.argv.includes('--extract')) process.exit(await extractBenchMain(process.argv.slice(2)));
 if (process.argv.includes('--hosts')) process.exit(await hostsBenchMain(process.argv.slice(2)));
 
-if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  process.stdout.write(`${BENCH_USAGE}\n`);
-  process.exit(0);
-}
-let options: BenchOptions;
-try {
-  options = parseBenchOptions(process.argv.slice(2));
-} catch (err) {
-  process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n\n${BENCH_USAGE}\n`);
-  process.exit(2);
-}
+const argv = process.argv.slice(2);
+const parsed = optionsOrExit('bench', BENCH_USAGE, argv, () => parseBenchOptions(argv));
+if ('exitCode' in parsed) process.exit(parsed.exitCode);
+const options: BenchOptions = parsed.options;
 const say = (text: string): void => void process.stderr.write(`${text}\n`);
 /** Kafka's warm-up: about three 20,000-page cluster crawls' worth of records (cluster-resources.ts). */
 const WARM_UP_RECORDS = 60_000;

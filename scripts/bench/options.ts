@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { BenchOptionsError } from './options-error.js';
 import type { RunnerKind } from './runners.js';
 
 export interface BenchOptions {
@@ -107,6 +108,6 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     timeoutMs: int('timeout-s', values['timeout-s']) * 1000,
     verbose: values.verbose,
   };
-  if (problems.length > 0) throw new Error(`invalid options:\n  ${problems.join('\n  ')}`);
+  if (problems.length > 0) throw new BenchOptionsError(problems);
   return options;
 }

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot } from '../../paths.js';
+import { BenchOptionsError, optionsOrExit } from '../options-error.js';
 import { LabelledPagesError } from './fixtures.js';
 import {
   F1_RATIO_TARGET,
@@ -10,19 +11,35 @@ import {
   type ExtractBenchReport,
 } from './run-extract-bench.js';
 
+/** What `npm run bench -- --extract --help` prints. */
+export const EXTRACT_BENCH_USAGE = `usage: npm run bench -- --extract [--rounds N]
+
+The cleaner (ackcrawl extract) against trafilatura on labelled pages: precision, recall and F1 per
+page, the means, and pages per CPU-second; exits 1 when a target is missed.
+
+  --rounds N   times each page is cleaned for the speed figure, 1..1000 (20)`;
+
+function parseRounds(argv: readonly string[]): number {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { extract: { type: 'boolean' }, rounds: { type: 'string', default: '20' } },
+  });
+  const rounds = Number(values.rounds);
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 1000) {
+    throw new BenchOptionsError([`--rounds must be a whole number 1..1000, got "${values.rounds}"`]);
+  }
+  return rounds;
+}
+
 /**
  * `npm run bench -- --extract [--rounds 20]`: prints a table per page, the means, the speed, one
  * JSON line with every figure (also .bench/extract.json), and exits 1 if a target is missed; 2,
  * saying why and what to run, when the labelled pages cannot be had.
  */
 export async function extractBenchMain(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { extract: { type: 'boolean' }, rounds: { type: 'string', default: '20' } },
-  });
-  const rounds = Number(values.rounds);
-  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 1000)
-    throw new Error('--rounds: a whole number 1..1000');
+  const parsed = optionsOrExit('extract bench', EXTRACT_BENCH_USAGE, argv, () => parseRounds(argv));
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const rounds = parsed.options;
   let report: ExtractBenchReport;
   try {
     report = await runExtractBench(rounds);

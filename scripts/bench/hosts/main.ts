@@ -25,13 +25,16 @@ import { runPrepared, toRunnerResult } from '../measure-runner.js';
 import { skippedResult } from '../report.js';
 import { forkSite } from '../site-process.js';
 import { crawlCeiling } from './ceiling.js';
-import { parseHostsBenchOptions } from './options.js';
+import { HOSTS_BENCH_USAGE, parseHostsBenchOptions } from './options.js';
+import { optionsOrExit } from '../options-error.js';
 import { planHosts } from './plan.js';
 import { formatHostsTable, hostsFigures, hostsVerdict, type HostsResult } from './report.js';
 import { ENFORCES, planHostsRunners } from './runners.js';
 
 export async function hostsBenchMain(argv: string[]): Promise<number> {
-  const o = parseHostsBenchOptions(argv);
+  const parsed = optionsOrExit('hosts bench', HOSTS_BENCH_USAGE, argv, () => parseHostsBenchOptions(argv));
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const o = parsed.options;
   const say = (text: string): void => void process.stderr.write(`${text}\n`);
   const politeness = { concurrency: o.hostConcurrency, delayMs: o.hostDelayMs };
   const hosts = planHosts({ ...o, hosts: o.hostCount, politeness });

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { BenchOptionsError } from '../options-error.js';
 import type { RunnerKind } from '../runners.js';
 import { MAX_HOSTS } from './plan.js';
 
@@ -24,6 +25,28 @@ export interface HostsBenchOptions {
 }
 
 const KINDS: readonly RunnerKind[] = ['ackcrawl', 'crawlee', 'bare'];
+
+/** What `npm run bench -- --hosts --help` prints. */
+export const HOSTS_BENCH_USAGE = `usage: npm run bench -- --hosts [options]
+
+Many slow hosts on loopback, each answering after a latency of its own and checking the crawl's
+politeness; every runner crawls them at the same total concurrency. Prints the ceiling that
+politeness and latency allow, each runner's ratio to it, and the violations the hosts counted.
+
+  --host-count N          hosts (128)
+  --pages N               pages over all hosts (16000)
+  --seed N                the site's seed (1)
+  --min-latency MS        the fastest host's answer time (50)
+  --max-latency MS        the slowest host's answer time (200)
+  --host-concurrency N    requests in flight per host (1)
+  --host-delay MS         between two requests' starts on a host (150)
+  --tolerance-ms MS       a gap this much short of the delay is a violation (5)
+  --total-concurrency N   requests in flight over all hosts, for every runner (256)
+  --ack-processes N       ackcrawl's crawler processes (2)
+  --page-bytes N          bytes per page (10240)
+  --only LIST             runners, of ackcrawl,crawlee,bare (all)
+  --timeout-s N           a runner that takes longer fails (900)
+  --verbose               the runners' own output too`;
 
 /**
  * The defaults make both limits of politeness bind: with one request in flight per host and
@@ -84,6 +107,6 @@ export function parseHostsBenchOptions(argv: string[]): HostsBenchOptions {
   if (options.hostCount > MAX_HOSTS) problems.push(`--host-count must be at most ${MAX_HOSTS}`);
   if (options.maxLatencyMs < options.minLatencyMs) problems.push('--max-latency must be ≥ --min-latency');
   if (options.pages < options.hostCount) problems.push('--pages must be at least --host-count');
-  if (problems.length > 0) throw new Error(`invalid options:\n  ${problems.join('\n  ')}`);
+  if (problems.length > 0) throw new BenchOptionsError(problems);
   return options;
 }
