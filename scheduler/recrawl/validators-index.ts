@@ -32,6 +32,9 @@ export interface ValidatorsIndexOptions {
   clock?: () => number;
 }
 
+/** How long a job found without captures is taken to have none before the index is asked again. */
+const JOB_RECHECK_MS = 10_000;
+
 export const VALIDATORS_INDEX_DEFAULTS = { maxEntries: 1_000_000, maxLinksBytes: 1024 * 1024 } as const;
 
 const SCHEMA = `
@@ -70,11 +73,15 @@ export class ValidatorsIndex {
   private readonly clock: () => number;
   private entries: number;
   /**
-   * Jobs with at least one capture in the index (a superset once trims drop a job's last one). A
-   * job's first run, or a site that sends no validators, has none: its lookups skip SQLite, which
-   * took about 4 % of the scheduler's CPU on a 20,000-page crawl.
+   * Which jobs have captures here, so that lookups for a job with none skip SQLite: a job's first
+   * run, or a site that sends no validators (that lookup took about 4 % of the scheduler's CPU on a
+   * 20,000-page crawl). A job seen with captures stays known (a trim that drops its last one only
+   * costs a lookup that finds nothing). A job seen without is asked again after
+   * `JOB_RECHECK_MS`, so captures another process wrote into the same file count from then on.
    */
-  private readonly jobsWithCaptures: Set<string>;
+  private readonly jobsWithCaptures = new Set<string>();
+  private readonly jobsWithoutSince = new Map<string, number>();
+  private readonly anyOfJob: Database.Statement<[string]>;
   private closed = false;
   private readonly find: Database.Statement<[string, string]>;
   private readonly upsert: Database.Statement<unknown[]>;
@@ -120,13 +127,13 @@ export class ValidatorsIndex {
          (SELECT job_id, url FROM captures ORDER BY settled_at LIMIT ?)`,
     );
     this.entries = (this.db.prepare('SELECT count(*) AS n FROM captures').get() as { n: number }).n;
-    this.jobsWithCaptures = this.jobIds();
+    this.anyOfJob = this.db.prepare('SELECT 1 FROM captures WHERE job_id = ? LIMIT 1').pluck();
     this.writeBatch = this.db.transaction((updates: readonly CaptureUpdate[]) => this.apply(updates));
   }
 
   /** The last capture of `url` in `jobId` with validators, or null (fetch in full). */
   lookup(jobId: string, url: string): KnownCapture | null {
-    if (!this.jobsWithCaptures.has(jobId)) return null;
+    if (!this.hasCaptures(jobId)) return null;
     const row = this.find.get(jobId, url) as
       { etag: string | null; last_modified: string | null; capture_id: string; links: string } | undefined;
     if (!row || (row.etag === null && row.last_modified === null)) return null;
@@ -140,15 +147,18 @@ export class ValidatorsIndex {
     };
   }
 
-  /** The jobs in the index, one primary-key seek each (a DISTINCT would read every row). */
-  private jobIds(): Set<string> {
-    const first = this.db.prepare('SELECT min(job_id) FROM captures').pluck();
-    const next = this.db.prepare('SELECT min(job_id) FROM captures WHERE job_id > ?').pluck();
-    const jobs = new Set<string>();
-    for (let job = first.get() as string | null; job !== null; job = next.get(job) as string | null) {
-      jobs.add(job);
+  private hasCaptures(jobId: string): boolean {
+    if (this.jobsWithCaptures.has(jobId)) return true;
+    const now = this.clock();
+    const since = this.jobsWithoutSince.get(jobId);
+    if (since !== undefined && now - since < JOB_RECHECK_MS) return false;
+    if (this.anyOfJob.get(jobId) === undefined) {
+      this.jobsWithoutSince.set(jobId, now);
+      return false;
     }
-    return jobs;
+    this.jobsWithoutSince.delete(jobId);
+    this.jobsWithCaptures.add(jobId);
+    return true;
   }
 
   /** Not-modified pages of a run so far (durable: a restarted scheduler goes on counting). */
@@ -185,6 +195,7 @@ export class ValidatorsIndex {
         now,
       );
       this.jobsWithCaptures.add(u.jobId);
+      this.jobsWithoutSince.delete(u.jobId);
       // An upsert reports one change, insert or update: `entries` is an upper bound, made exact
       // by a count when it passes `maxEntries`.
       this.entries += 1;

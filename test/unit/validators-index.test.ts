@@ -63,6 +63,17 @@ describe('ValidatorsIndex', () => {
     reopened.close();
   });
 
+  test('a job found without captures is asked for again 10 s later: captures another process wrote then count', () => {
+    const reader = open();
+    const writer = open();
+    assert.equal(reader.lookup('j', 'https://a.test/1'), null);
+    writer.record([ok('https://a.test/1', 'c1', { jobId: 'j' })]);
+    now += 10_000;
+    assert.equal(reader.lookup('j', 'https://a.test/1')?.validators.captureId, 'c1');
+    writer.close();
+    reader.close();
+  });
+
   test('a page without validators, or with links too large to keep, is not kept', () => {
     const index = open({ maxLinksBytes: 100 });
     index.record([
