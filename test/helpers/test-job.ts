@@ -1,3 +1,4 @@
+import type { CrawlSchedulerSettings } from '../../scheduler/crawl-scheduler.js';
 import { crawlDefaults, type CrawlSettings } from '../../shared/crawl-settings/index.js';
 
 /**
@@ -20,5 +21,27 @@ export function testJob(seeds: readonly string[], overrides: Partial<CrawlSettin
     maxBodyBytes: 1024 * 1024,
     ...overrides,
     seeds: [...seeds],
+  };
+}
+
+/**
+ * A scheduler's settings for tests that run a CrawlScheduler in-process: loopback on a free port,
+ * leases of a minute, records to a test file sink; `job` and `token` are the test's.
+ */
+export function testSchedulerSettings(
+  job: CrawlSettings,
+  token: string,
+  overrides: Partial<CrawlSchedulerSettings> = {},
+): CrawlSchedulerSettings {
+  return {
+    listenHost: '127.0.0.1',
+    listenPort: 0,
+    token,
+    leaseMs: 60_000,
+    heartbeatMs: 10_000,
+    bufferSize: 100,
+    output: 'file:test',
+    ...overrides,
+    job,
   };
 }

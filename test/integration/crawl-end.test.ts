@@ -10,7 +10,7 @@ import { FileSink } from '../../shared/adapters/page-sink/file-sink.js';
 import { silentLogger } from '../../shared/logger.js';
 import { encodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
 import { okOutcome, pageRecord, RawClient } from '../helpers/raw-crawler.js';
-import { testJob } from '../helpers/test-job.js';
+import { testJob, testSchedulerSettings } from '../helpers/test-job.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
@@ -28,17 +28,9 @@ test('a crawl ends as its last outcome is settled, not at the next periodic tick
   let summary: CrawlSummary | null = null;
   t.mock.timers.enable({ apis: ['setInterval'] });
   const scheduler = new CrawlScheduler({
-    settings: {
-      listenHost: '127.0.0.1',
-      listenPort: 0,
-      token: TOKEN,
-      leaseMs: 60_000,
-      heartbeatMs: 10_000,
-      bufferSize: 100,
+    settings: testSchedulerSettings(testJob(['http://a.test/', 'http://b.test/']), TOKEN, {
       drainTimeoutMs: 1_000,
-      output: 'file:test',
-      job: testJob(['http://a.test/', 'http://b.test/']),
-    },
+    }),
     frontier,
     sink,
     logger: silentLogger(),

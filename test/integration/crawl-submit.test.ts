@@ -12,7 +12,7 @@ import { silentLogger } from '../../shared/logger.js';
 import { crawlRequestSchema } from '../../shared/protocol/crawl-api.js';
 import type { SchedulerMessage } from '../../shared/protocol/messages.js';
 import { RawClient } from '../helpers/raw-crawler.js';
-import { testJob } from '../helpers/test-job.js';
+import { testJob, testSchedulerSettings } from '../helpers/test-job.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
@@ -29,18 +29,7 @@ test('a submitted crawl takes what it leaves out from the scheduler configuratio
   });
   const saved: CrawlSettings[] = [];
   const scheduler = new CrawlScheduler({
-    settings: {
-      listenHost: '127.0.0.1',
-      listenPort: 0,
-      token: TOKEN,
-      leaseMs: 60_000,
-      heartbeatMs: 10_000,
-      bufferSize: 100,
-      drainTimeoutMs: 1_000,
-      output: 'file:test',
-      job: configured,
-      base: configured,
-    },
+    settings: testSchedulerSettings(configured, TOKEN, { drainTimeoutMs: 1_000, base: configured }),
     frontier,
     sink,
     logger: silentLogger(),

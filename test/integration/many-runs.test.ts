@@ -18,7 +18,7 @@ import type { CrawlSettings } from '../../shared/crawl-settings/index.js';
 import { silentLogger } from '../../shared/logger.js';
 import { outcomeFrameLimit } from '../../shared/protocol/frame-limits.js';
 import { readRecords } from '../helpers/records.js';
-import { testJob } from '../helpers/test-job.js';
+import { testJob, testSchedulerSettings } from '../helpers/test-job.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const TOKEN = 'many-runs-token-0123456789abcdef';
@@ -77,17 +77,8 @@ describe('one scheduler, many runs (in-process crawler, SQLite frontier, file si
     frontier = openSqliteFrontier({ path: join(dir, 'frontier.sqlite'), leaseMs: 60_000 });
     sink = new FileSink({ dir });
     scheduler = new CrawlScheduler({
-      settings: {
-        listenHost: '127.0.0.1',
-        listenPort: 0,
-        token: TOKEN,
-        leaseMs: 60_000,
-        heartbeatMs: 10_000,
-        bufferSize: 50,
-        output: 'file:test',
-        // No seeds: the scheduler hosts only the runs started below.
-        job: testJob([], { allowPrivate: true }),
-      },
+      // No seeds: the scheduler hosts only the runs started below.
+      settings: testSchedulerSettings(testJob([], { allowPrivate: true }), TOKEN, { bufferSize: 50 }),
       frontier,
       sink,
       logger: silentLogger(),

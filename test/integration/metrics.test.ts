@@ -44,7 +44,7 @@ import {
 import { rabbitAdmin } from '../helpers/rabbitmq.js';
 import { pageRecord, RawClient } from '../helpers/raw-crawler.js';
 import { requireKafka } from '../helpers/services.js';
-import { testJob } from '../helpers/test-job.js';
+import { testJob, testSchedulerSettings } from '../helpers/test-job.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -107,18 +107,12 @@ describe('GET /metrics of every role, parsed as Prometheus text', () => {
     const backend = await openBackend(config, silentLogger(), createPublishTimers(registry));
     const seeds = Array.from({ length: SEEDS }, (_, i) => `http://a.test/p${i}`);
     const scheduler = new CrawlScheduler({
-      settings: {
-        listenHost: '127.0.0.1',
-        listenPort: 0,
-        token: TOKEN,
-        leaseMs: 60_000,
-        heartbeatMs: 10_000,
+      settings: testSchedulerSettings(testJob(seeds, { retryDelayMs: 60_000, hostConcurrency: 1 }), TOKEN, {
         // Small: most seeds stay queued in the broker, so the run's queue depth shows.
         bufferSize: 2,
         drainTimeoutMs: 1_000,
         output: backend.output,
-        job: testJob(seeds, { retryDelayMs: 60_000, hostConcurrency: 1 }),
-      },
+      }),
       frontier: backend.frontier,
       sink: backend.sink,
       logger: silentLogger(),

@@ -18,7 +18,7 @@ import { outcomeFrameLimit } from '../../shared/protocol/frame-limits.js';
 import { pageRecordSchema, type PageRecord } from '../../shared/protocol/page-record.js';
 import { startConditionalSite, type ConditionalSite } from '../helpers/conditional-site.js';
 import { readRecords } from '../helpers/records.js';
-import { testJob } from '../helpers/test-job.js';
+import { testJob, testSchedulerSettings } from '../helpers/test-job.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const TOKEN = 'recrawl-test-token-0123456789abcdef';
@@ -49,16 +49,7 @@ async function startHarness(dir: string): Promise<Harness> {
   const sink = new FileSink({ dir });
   const recrawl = new ValidatorsIndex({ path: join(dir, 'recrawl-index.sqlite') });
   const scheduler = new CrawlScheduler({
-    settings: {
-      listenHost: '127.0.0.1',
-      listenPort: 0,
-      token: TOKEN,
-      leaseMs: 60_000,
-      heartbeatMs: 10_000,
-      bufferSize: 50,
-      output: 'file:test',
-      job: testJob([], { allowPrivate: true }),
-    },
+    settings: testSchedulerSettings(testJob([], { allowPrivate: true }), TOKEN, { bufferSize: 50 }),
     frontier,
     sink,
     recrawl,

@@ -13,7 +13,7 @@ import type { SchedulerMessage, WireTask } from '../../shared/protocol/messages.
 import type { PageRecord } from '../../shared/protocol/page-record.js';
 import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { testJob } from '../helpers/test-job.js';
+import { testJob, testSchedulerSettings } from '../helpers/test-job.js';
 
 const TOKEN = 'robots-token-0123456789abcdef';
 const WAIT = { timeoutMs: 5_000 };
@@ -59,21 +59,15 @@ before(async () => {
   frontier = openSqliteFrontier({ path: join(dir, 'frontier.sqlite'), leaseMs: 60_000 });
   sink = new FileSink({ dir });
   scheduler = new CrawlScheduler({
-    settings: {
-      listenHost: '127.0.0.1',
-      listenPort: 0,
-      token: TOKEN,
-      leaseMs: 60_000,
-      heartbeatMs: 10_000,
-      bufferSize: 100,
-      output: 'file:test',
-      job: testJob(['http://r.test/', 'http://r.test/private'], {
+    settings: testSchedulerSettings(
+      testJob(['http://r.test/', 'http://r.test/private'], {
         scope: 'host',
         hostConcurrency: 4,
         respectRobots: true,
         userAgent: 'ackcrawl/0.1',
       }),
-    },
+      TOKEN,
+    ),
     frontier,
     sink,
     logger: silentLogger(),

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CrawlScheduler, type CrawlSchedulerSettings } from '../../scheduler/crawl-scheduler.js';
+import { CrawlScheduler } from '../../scheduler/crawl-scheduler.js';
 import { openSqliteFrontier, type SqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
 import { FileSink } from '../../shared/adapters/page-sink/file-sink.js';
 import { silentLogger } from '../../shared/logger.js';
@@ -17,7 +17,7 @@ import type { NewTask } from '../../shared/protocol/task.js';
 import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
 import { okOutcome, pageRecord, RawClient } from '../helpers/raw-crawler.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { testJob } from '../helpers/test-job.js';
+import { testJob, testSchedulerSettings } from '../helpers/test-job.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
 const SEEDS = 10;
@@ -66,18 +66,10 @@ describe('scheduler WebSocket protocol', () => {
       priority: 0,
       parentUrl: null,
     }));
-    const settings: CrawlSchedulerSettings = {
-      listenHost: '127.0.0.1',
-      listenPort: 0,
-      token: TOKEN,
-      leaseMs: 60_000,
-      heartbeatMs: 10_000,
-      bufferSize: 100,
+    // These hand-written crawlers answer page tasks only; robots tasks have their own tests.
+    const settings = testSchedulerSettings(testJob(seeds.map((s) => s.url)), TOKEN, {
       drainTimeoutMs: 1_000,
-      output: 'file:test',
-      // These hand-written crawlers answer page tasks only; robots tasks have their own tests.
-      job: testJob(seeds.map((s) => s.url)),
-    };
+    });
     scheduler = new CrawlScheduler({
       settings,
       frontier,
