@@ -18,11 +18,11 @@
  *   of its own; V8's and libuv's threads leave them partly used. About 5 MB less per process.
  * - `MALLOC_MMAP_THRESHOLD_=1048576` (unless set already): glibc's own threshold moves up to the
  *   largest block it has freed (up to 32 MiB), and it then keeps up to twice that free at the top
- *   of its heap. The scheduler's record batches are megabytes, so its heap held 34 MB, most of it
- *   free. Fixed at 1 MiB, blocks that large are mapped and unmapped, smaller ones come from the
- *   heap as before. Tree 386-391 MB before, 377-380 after (20,000 pages); the first 20 s of a
- *   million pages 397-403 before, 384-385 after; CPU within the noise (+1 %). At 128 KiB it was
- *   as small but cost 5 % more CPU (pages mapped and zeroed again and again).
+ *   of its heap before giving any back; the scheduler's record batches are megabytes, and its heap
+ *   stood at 34 MB. Fixed at 1 MiB, blocks that large are mapped and unmapped, smaller ones come
+ *   from the heap as before. Tree 386-391 MB before, 377-380 after (20,000 pages; the scheduler
+ *   and each crawler about 3-5 MB smaller); the first 20 s of a million pages 397-403 before,
+ *   384-385 after; CPU within the noise (+1 %). At 128 KiB it was as small but cost 5 % more CPU.
  */
 export const CRAWLER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--heap-growing-percent=50'];
 export const SCHEDULER_NODE_FLAGS: readonly string[] = [
