@@ -162,6 +162,9 @@ export class CrawlScheduler implements RunHost {
   private lastTickErrorAt = 0;
   /** A tick asked for now, ahead of the 250 ms interval (see onSettled). */
   private soonTick: NodeJS.Immediate | null = null;
+  /** One tick at a time; one asked for meanwhile runs once after it (see `tick`). */
+  private ticking = false;
+  private tickAgain = false;
   private closing: Promise<void> | null = null;
 
   constructor(private readonly deps: CrawlSchedulerDeps) {
@@ -557,12 +560,36 @@ export class CrawlScheduler implements RunHost {
     });
   }
 
+  /**
+   * One tick at a time: the settles of a crawl held back by politeness ask for one at nearly every
+   * outcome, and overlapping ticks would each read every run's counters. One asked for while a tick
+   * runs comes once, after it (its reads then see what settled meanwhile).
+   */
   private async tick(): Promise<void> {
     if (this.closing) return;
+    if (this.ticking) {
+      this.tickAgain = true;
+      return;
+    }
+    this.ticking = true;
+    try {
+      await this.tickOnce();
+    } finally {
+      this.ticking = false;
+    }
+    if (this.tickAgain) {
+      this.tickAgain = false;
+      this.tickSoon();
+    }
+  }
+
+  private async tickOnce(): Promise<void> {
     try {
       this.stats = await this.deps.frontier.stats();
       for (const run of this.registry.all()) {
-        if (run.state !== 'cancelled') run.stats = await this.deps.frontier.stats(run.runId);
+        if (run.state === 'cancelled') continue;
+        const started = run.started;
+        run.recordStats(await this.deps.frontier.stats(run.runId), started);
       }
       const maxAgeMs = this.longestTotalTimeoutMs() + 30_000;
       await this.dispatcher.expireInFlight(maxAgeMs);

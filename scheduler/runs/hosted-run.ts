@@ -26,11 +26,17 @@ export class HostedRun {
   readonly runId: string;
   readonly jobId: string;
   state: HostedRunState = 'active';
-  /** Frontier counters of the run, as of the last tick. */
+  /** Frontier counters of the run, as of the last tick (see `recordStats`). */
   stats: FrontierStats = EMPTY_FRONTIER_STATS;
+  /**
+   * Whether `stats` were asked for after the run's seeds were in the frontier. A read that began
+   * while its seeds were still being pushed may show an empty run that is not: finish detection
+   * waits for a read that began after the start.
+   */
+  statsAfterStart = false;
   /** Pages of the run a recrawl found not modified (the recrawl index's durable count), as of the last tick. */
   notModified = 0;
-  /** Its seeds are in the frontier: finish detection may begin. */
+  /** Its seeds are in the frontier: finish detection may begin, from the next read of its counters. */
   started = false;
   readonly meter: ProgressMeter;
   /** The hosts the run had outcomes from lately (bounded), for `GET /hosts`. */
@@ -55,6 +61,12 @@ export class HostedRun {
 
   get settings(): CrawlSettings {
     return this.current.settings;
+  }
+
+  /** Counters read from the frontier; `startedWhenAsked` is `started` as it was when the read began. */
+  recordStats(stats: FrontierStats, startedWhenAsked: boolean): void {
+    this.stats = stats;
+    this.statsAfterStart = startedWhenAsked;
   }
 
   /** New settings: they apply to what is dispatched, filtered or retried from now. */

@@ -125,7 +125,8 @@ export class RunControl implements Omit<RunHost, 'requeue'> {
   checkFinished(): RunFinished[] {
     const now: RunFinished[] = [];
     for (const run of this.deps.registry.all()) {
-      if (!run.started || (run.state !== 'active' && run.state !== 'finished')) continue;
+      if (!run.started || !run.statsAfterStart) continue;
+      if (run.state !== 'active' && run.state !== 'finished') continue;
       const verdict = finishVerdict(run.stats);
       if (!verdict.finished) {
         if (run.state === 'finished') run.state = 'active';
