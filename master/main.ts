@@ -55,8 +55,11 @@ export async function main(env: Record<string, string | undefined> = process.env
   const config = loadConfig(masterConfigSchema, env);
   const logger = createLogger({ name: 'master', level: config.logLevel });
   exitOnFault(logger);
-  const master = await startMaster(config, logger);
-  onShutdownSignal(logger, () => master.close());
+  // Listened for before the start: the API answers before the schedule loop has settled the fire
+  // times it claims at startup, and a signal then must wait for them and close, not kill mid-claim.
+  const starting = startMaster(config, logger);
+  onShutdownSignal(logger, async () => (await starting).close());
+  await starting;
 }
 
 /**

@@ -17,8 +17,10 @@ export async function main(
   const config = loadConfig(extractConfigSchema, env, overrides);
   const logger = createLogger({ name: 'extract', level: config.logLevel });
   exitOnFault(logger);
-  const handle = await startExtract(config, { logger });
-  onShutdownSignal(logger, () => handle.close(), config.extractShutdownMs);
+  // Listened for before the start: a signal while it connects closes what started, once it has.
+  const starting = startExtract(config, { logger });
+  onShutdownSignal(logger, async () => (await starting).close(), config.extractShutdownMs);
+  const handle = await starting;
   await handle.done;
   await handle.close();
 }
