@@ -304,6 +304,12 @@ describe('dashboard in a browser', () => {
       },
     );
     await page.locator('[data-testid="field-error"]').first().waitFor({ state: 'detached' });
+    // The form goes to the job's page once its answer is in: later than the job is in the API, and
+    // late enough to take the page away from the next test's /fleet (the fleet case failed so).
+    await waitFor(() => !page.url().includes('/jobs/new'), {
+      timeoutMs: 15_000,
+      message: () => `the form went on to the job's page (${page.url()})`,
+    });
   });
 
   test('the fleet page shows the crawler processes, and stopping one from the UI stops it', async () => {
