@@ -399,6 +399,9 @@ export class CrawlScheduler implements RunHost {
   updateRun(runId: string, settings: CrawlSettings): Promise<void> {
     return this.control.updateRun(runId, settings);
   }
+  forgetRun(runId: string): boolean {
+    return this.control.forgetRun(runId);
+  }
   reports(): RunReport[] {
     return this.control.reports();
   }

@@ -3,7 +3,7 @@ import type { CrawlSettings } from '../../shared/crawl-settings/index.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Frontier, RunControl as FrontierRunControl } from '../../shared/ports/frontier.js';
 import type { FetchSettings } from '../../shared/protocol/messages.js';
-import type { Lease } from '../../shared/protocol/task.js';
+import { DEFAULT_RUN_ID, type Lease } from '../../shared/protocol/task.js';
 import { hostOfNormalized } from '../../shared/url/host-of-normalized.js';
 import { HostedRun } from './hosted-run.js';
 import type { RunRegistry } from './run-registry.js';
@@ -107,6 +107,16 @@ export class RunControl implements Omit<RunHost, 'requeue'> {
     this.deps.runsChanged();
     this.deps.dispatcher.frontierChanged();
     return Promise.resolve();
+  }
+
+  forgetRun(runId: string): boolean {
+    const run = this.deps.registry.get(runId);
+    // The single crawl's run is what `GET /crawl` reports on: never let go.
+    if (run?.state !== 'finished' || runId === DEFAULT_RUN_ID) return false;
+    this.deps.registry.remove(runId);
+    this.deps.runsChanged();
+    this.deps.logger.info({ runId }, 'run no longer hosted: its end is recorded');
+    return true;
   }
 
   reports(): RunReport[] {

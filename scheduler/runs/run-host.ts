@@ -51,6 +51,13 @@ export interface RunHost {
    * already, or done), null when this scheduler's frontier cannot (it lacks Frontier.requeue).
    */
   requeue(runId: string, url: string): Promise<boolean | null>;
+  /**
+   * A run that finished here and whose end SQL now holds (it is never re-opened) is no longer
+   * hosted: its counters are not read at every tick, its politeness and robots policy no longer
+   * bind the runs that follow, and it leaves `reports()`. A run not finished here, and the single
+   * crawl's run (`GET /crawl` reports on it), are kept (false).
+   */
+  forgetRun(runId: string): boolean;
   reports(): RunReport[];
   onRunFinished(listener: (finished: RunFinished) => void): void;
 }

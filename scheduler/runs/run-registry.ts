@@ -28,6 +28,10 @@ export class RunRegistry {
     this.runs.set(run.runId, run);
   }
 
+  remove(runId: string): void {
+    this.runs.delete(runId);
+  }
+
   all(): HostedRun[] {
     return [...this.runs.values()];
   }

@@ -290,11 +290,22 @@ export class RunSync {
         { runId: finished.runId, outcome: finished.outcome, counters: finished.counters },
         'run ended',
       );
+      this.forget(finished.runId);
       return;
     }
     const row = await store.runs.get(finished.runId);
     this.stored.set(finished.runId, row?.state ?? 'cancelled');
     if (row === null || !isOpen(row.state)) this.unrecorded.delete(finished.runId);
+    // Ended in SQL already (another scheduler recorded it). A run SQL does not know (the single
+    // crawl of `ackcrawl crawl --cluster`, whose end its CLI reads from this scheduler) is kept.
+    if (row !== null && !isOpen(row.state)) this.forget(finished.runId);
+  }
+
+  /** A run whose end SQL holds: the host lets it go, and so does this sync. */
+  private forget(runId: string): void {
+    if (!this.deps.host.forgetRun(runId)) return;
+    this.given.delete(runId);
+    this.stored.delete(runId);
   }
 
   /** Counters and heartbeat of every run this scheduler serves (open in SQL as last read). */

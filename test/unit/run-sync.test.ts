@@ -13,6 +13,7 @@ import type { CrawlSettings } from '../../shared/crawl-settings/index.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { RunControl } from '../../shared/ports/run-control.js';
 import type { RunCounters, RunRow, RunState, SqlStore } from '../../shared/ports/sql-store.js';
+import { testJob } from '../helpers/test-job.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const ZERO: RunCounters = { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 };
@@ -58,6 +59,12 @@ class RecordingHost implements RunHost {
     this.calls.push(`update ${runId} maxPages=${settings.maxPages}`);
     const run = this.runs.get(runId);
     if (run) run.settings = settings;
+  }
+  forgetRun(runId: string): boolean {
+    if (this.runs.get(runId)?.state !== 'finished') return false;
+    this.calls.push(`forget ${runId}`);
+    this.runs.delete(runId);
+    return true;
   }
   reports(): RunReport[] {
     return [...this.runs.values()].map(({ runId, jobId, state, counters }) => ({
@@ -240,6 +247,51 @@ describe('RunSync against the SQLite store', () => {
     assert.equal(row.counters.done, 5);
     assert.ok(row.endedAt !== null);
     assert.equal((await stored(bad.id)).error, 'FRONTIER_IO: disk gone');
+    await waitFor(() => host.runs.size === 0, { message: 'both ends recorded: the host let both runs go' });
+    assert.deepEqual(
+      host.calls.filter((c) => c.startsWith('forget')).sort(),
+      [`forget ${bad.id}`, `forget ${ok.id}`].sort(),
+    );
+  });
+
+  test('a run SQL does not know (the single crawl submitted to this scheduler) is not let go', async () => {
+    const host = new RecordingHost();
+    await startSync(host);
+    const asked: string[] = [];
+    const get = store.runs.get.bind(store.runs);
+    store.runs.get = async (id: string) => {
+      const row = await get(id);
+      asked.push(id);
+      return row;
+    };
+    await host.startRun({ runId: 'default', jobId: 'default', settings: testJob(['http://a.test/']) });
+    host.finish('default');
+    // Polled from a timer: by then what followed the answer (a let-go, if any) has run.
+    await waitFor(() => asked.includes('default'), { message: 'SQL asked about the run once it ended' });
+    assert.ok(host.runs.has('default'), JSON.stringify(host.calls));
+    assert.equal(host.calls.filter((c) => c.startsWith('forget')).length, 0);
+  });
+
+  test('a run is let go only once SQL holds its end, and only if the host finished it', async () => {
+    const run = await createRun();
+    const other = await createRun();
+    const host = new RecordingHost();
+    const sync = await startSync(host);
+    await store.runs.transition(run.id, ['running'], 'paused');
+    host.finish(run.id);
+    await sync.wake();
+    assert.ok(host.runs.has(run.id), 'its end is not in SQL yet (paused): still hosted');
+    await store.runs.transition(run.id, ['paused'], 'running');
+    await sync.wake();
+    assert.equal((await stored(run.id)).state, 'succeeded');
+    assert.equal(host.runs.has(run.id), false);
+    assert.equal(host.runs.get(other.id)?.state, 'active', 'the other run is still hosted');
+    await sync.wake();
+    assert.equal(
+      host.calls.filter((c) => c === `start ${run.id}`).length,
+      1,
+      'a run let go is not started again',
+    );
   });
 
   test('a run that ends while paused keeps paused, and is recorded succeeded once resumed', async () => {
@@ -305,6 +357,7 @@ describe('RunSync against the SQLite store', () => {
     const ended = (await stored(run.id)).endedAt;
     await Promise.all(syncs.map((sync) => sync.wake()));
     assert.equal((await stored(run.id)).endedAt, ended, 'the second end changed nothing');
+    assert.equal(a.runs.size + b.runs.size, 0, 'both schedulers let the ended run go');
   });
 
   test('a run cancelled in SQL while no scheduler ran has its queued work removed from the frontier at start', async () => {

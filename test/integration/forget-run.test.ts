@@ -1,0 +1,90 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CrawlScheduler } from '../../scheduler/crawl-scheduler.js';
+import type { RunFinished } from '../../scheduler/runs/run-host.js';
+import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
+import { FileSink } from '../../shared/adapters/page-sink/file-sink.js';
+import { silentLogger } from '../../shared/logger.js';
+import type { Frontier } from '../../shared/ports/frontier.js';
+import { encodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
+import { okOutcome, pageRecord, RawClient } from '../helpers/raw-crawler.js';
+import { testJob, testSchedulerSettings } from '../helpers/test-job.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const TOKEN = 'forget-run-token-0123456789abcdef';
+
+/**
+ * A run whose end is recorded is let go by its scheduler (RunSync calls forgetRun): its counters
+ * are no longer read at every tick and it leaves the reports. Before, every run a scheduler had
+ * ever hosted stayed: a scheduler of a schedule firing every minute read the counters of
+ * thousands of ended runs four times a second. A run that is not finished is never let go.
+ */
+test('a finished run is let go: no more counter reads, no report; an active one is kept', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'forget-run-'));
+  const real = openSqliteFrontier({ path: join(dir, 'frontier.sqlite'), leaseMs: 60_000 });
+  const reads = new Map<string, number>();
+  const frontier: Frontier = Object.create(real, {
+    stats: {
+      value: (runId?: string) => {
+        if (runId !== undefined) reads.set(runId, (reads.get(runId) ?? 0) + 1);
+        return real.stats(runId);
+      },
+    },
+  }) as Frontier;
+  const sink = new FileSink({ dir });
+  const finished: RunFinished[] = [];
+  const scheduler = new CrawlScheduler({
+    settings: testSchedulerSettings(testJob([], { allowPrivate: true }), TOKEN),
+    frontier,
+    sink,
+    logger: silentLogger(),
+  });
+  scheduler.onRunFinished((f) => finished.push(f));
+  const client = await RawClient.connect(await scheduler.start(), { token: TOKEN });
+  t.after(async () => {
+    await client.close();
+    await scheduler.close();
+    await sink.close();
+    await real.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await client.hello();
+  await scheduler.startRun({
+    runId: 'done-run',
+    jobId: 'job',
+    settings: testJob(['http://a.test/'], { allowPrivate: true }),
+  });
+  client.credit(1);
+  await waitFor(() => client.tasks().length === 1, { timeoutMs: 5_000, message: 'the seed sent' });
+  const [task] = client.tasks();
+  assert.ok(task);
+  await scheduler.startRun({
+    runId: 'busy-run',
+    jobId: 'job',
+    settings: testJob(['http://b.test/'], { allowPrivate: true }),
+  });
+  assert.equal(scheduler.forgetRun('done-run'), false, 'a run with its page in flight is kept');
+
+  client.binary(encodeOutcomeFrame(okOutcome(task.taskId), pageRecord(task)));
+  await waitFor(() => finished.some((f) => f.runId === 'done-run'), {
+    timeoutMs: 5_000,
+    message: 'the run finished',
+  });
+  assert.equal(scheduler.forgetRun('busy-run'), false, 'a run with work left is kept');
+  assert.equal(scheduler.forgetRun('done-run'), true);
+  assert.equal(scheduler.forgetRun('done-run'), false, 'once');
+  assert.deepEqual(
+    scheduler.reports().map((r) => r.runId),
+    ['busy-run'],
+  );
+  const readsWhenLetGo = reads.get('done-run') ?? 0;
+  const busyReads = reads.get('busy-run') ?? 0;
+  await waitFor(() => (reads.get('busy-run') ?? 0) >= busyReads + 3, {
+    timeoutMs: 5_000,
+    message: 'three more ticks read the other run',
+  });
+  assert.equal(reads.get('done-run'), readsWhenLetGo, 'the run let go is not read any more');
+});
