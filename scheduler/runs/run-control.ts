@@ -116,6 +116,14 @@ export class RunControl implements Omit<RunHost, 'requeue'> {
     this.deps.registry.remove(runId);
     this.deps.runsChanged();
     this.deps.logger.info({ runId }, 'run no longer hosted: its end is recorded');
+    // The frontier lets go of it too (durably first: a failure here is tried again at the next
+    // start, see RunSync). Its outcome is logged, never awaited: letting go is bookkeeping.
+    this.deps.frontier.retireRun?.(runId).catch((err: unknown) => {
+      this.deps.logger.warn(
+        { err, runId },
+        'could not retire a finished run in the frontier; tried again at the next start',
+      );
+    });
     return true;
   }
 

@@ -17,9 +17,10 @@ export interface RunSyncDeps {
   clock?: () => number;
   /**
    * The frontier's own list of runs: at start, a run that SQL holds cancelled but the frontier
-   * does not (cancelled while no scheduler ran) is cancelled there, so its queued work goes.
+   * does not (cancelled while no scheduler ran) is cancelled there, so its queued work goes; one
+   * SQL holds ended is retired there.
    */
-  frontier?: Pick<Frontier, 'runs' | 'cancelRun'>;
+  frontier?: Pick<Frontier, 'runs' | 'cancelRun' | 'retireRun'>;
   /** How often SQL is read even without a command (commands only wake the sync). Default 3 s. */
   syncIntervalMs?: number;
   /** How often counters and the heartbeat of served runs go to SQL. Default 1 s. */
@@ -67,8 +68,8 @@ export class RunSync {
   /** Subscribes to run commands and syncs once (resolves after that first sync). */
   async start(): Promise<void> {
     await this.subscribe();
-    await this.cancelMissed().catch((err: unknown) =>
-      this.failed(err, 'cancelling runs cancelled meanwhile'),
+    await this.catchUpEnded().catch((err: unknown) =>
+      this.failed(err, 'catching up with runs ended meanwhile'),
     );
     await this.wake();
     this.timers.push(
@@ -80,17 +81,29 @@ export class RunSync {
     this.timers.push(setInterval(() => void this.report(), this.deps.reportIntervalMs ?? 1_000));
   }
 
-  /** Runs cancelled in SQL while no scheduler served them: cancelled in the frontier too. */
-  private async cancelMissed(): Promise<void> {
+  /**
+   * Runs SQL ended while this scheduler did not serve them (it was down, or stopped before it let
+   * go of them): one cancelled there is cancelled in the frontier too, so its queued work goes;
+   * one that succeeded or failed is retired there (Frontier.retireRun).
+   */
+  private async catchUpEnded(): Promise<void> {
     const { frontier, store, logger } = this.deps;
     if (!frontier) return;
     for (const { runId, state } of await frontier.runs()) {
       if (state === 'cancelled') continue;
       // Runs SQL does not know (the single crawl of `ackcrawl crawl`) are not the master's to end.
       const row = await store.runs.get(runId);
-      if (row?.state !== 'cancelled') continue;
-      const removed = await frontier.cancelRun(runId);
-      logger.info({ runId, removed }, 'run cancelled while no scheduler served it: its queued work removed');
+      if (row === null || isOpen(row.state)) continue;
+      if (row.state === 'cancelled') {
+        const removed = await frontier.cancelRun(runId);
+        logger.info(
+          { runId, removed },
+          'run cancelled while no scheduler served it: its queued work removed',
+        );
+      } else if (frontier.retireRun) {
+        await frontier.retireRun(runId);
+        logger.info({ runId, state: row.state }, 'run ended while this scheduler did not serve it: retired');
+      }
     }
   }
 

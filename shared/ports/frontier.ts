@@ -107,7 +107,21 @@ export interface Frontier {
    */
   cancelRun(runId: string): Promise<number>;
 
-  /** Every run this frontier knows (it has tasks, or a control call named it), with its state. */
+  /**
+   * Optional. The run is over and its end is recorded where the fleet reads it (SQL): this
+   * frontier stops serving it. A broker adapter stops consuming, declaring and counting its queues,
+   * and deletes them once it finds them empty with no consumer (another scheduler still
+   * consuming them deletes them when it retires the run). Its counters stay readable in `stats`.
+   * Work still queued for it is never deleted; a task of it that comes back goes to the failed
+   * queue. Durable, idempotent; a cancelled or unknown run is left as it is. Adapters with nothing
+   * to let go of omit it.
+   */
+  retireRun?(runId: string): Promise<void>;
+
+  /**
+   * Every run this frontier knows (it has tasks, or a control call named it) and has not retired,
+   * with its state.
+   */
   runs(): Promise<RunControl[]>;
 
   /** The checkpoint stored with the last settle (see Settlement.checkpoint), or null. */

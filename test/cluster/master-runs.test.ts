@@ -13,8 +13,35 @@ import { masterApi } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { controlPlaneEnv, startMasterRole } from '../helpers/control-plane-env.js';
 import { startRetrySite } from '../helpers/retry-site.js';
+import { AMQP_URL } from '../helpers/rabbitmq.js';
+import { queueNames, runQueueNames } from '../../shared/adapters/frontier/rabbitmq/topology.js';
+import { connect } from 'amqplib';
 
 const PAGES = 300;
+
+/** Which of `queues` exist on the broker (each checked on a throwaway channel). */
+async function existingQueues(queues: readonly string[]): Promise<string[]> {
+  const model = await connect(AMQP_URL);
+  model.on('error', () => undefined);
+  const found: string[] = [];
+  try {
+    for (const queue of queues) {
+      const channel = await model.createChannel();
+      channel.on('error', () => undefined);
+      const exists = await channel.checkQueue(queue).then(
+        () => true,
+        () => false,
+      );
+      if (exists) {
+        found.push(queue);
+        await channel.close();
+      }
+    }
+  } finally {
+    await model.close();
+  }
+  return found;
+}
 
 interface RunBody {
   id: string;
@@ -144,6 +171,14 @@ describe('master + scheduler + agent on RabbitMQ, Kafka and PostgreSQL', () => {
           `the run succeeded (${JSON.stringify(await run(runId))}; hits ${JSON.stringify([...site.hits])})`,
       });
       assert.equal(site.hits.get('/missing'), 2, 'put back once, however many times it was asked');
+      // Its end in SQL, the scheduler lets go of the run: its queues are deleted from the broker.
+      const prefix = env.ACKCRAWL_QUEUE_PREFIX as string;
+      const queues = runQueueNames(queueNames(prefix), runId);
+      await waitFor(async () => (await existingQueues(queues)).length === 0, {
+        timeoutMs: 15_000,
+        message: async () =>
+          `the ended run's queues deleted (left: ${(await existingQueues(queues)).join(' ')})`,
+      });
     } finally {
       site.release();
       await site.close();

@@ -10,6 +10,7 @@ const run = (runId: string, fields: Partial<LedgerRun>): LedgerRun => ({
   done: 0,
   failed: 0,
   purged: false,
+  retired: false,
   ...fields,
 });
 

@@ -389,4 +389,35 @@ describe('RunSync against the SQLite store', () => {
       await frontier.close();
     }
   });
+  test('a run that ended in SQL while this scheduler did not serve it is retired in the frontier at start', async () => {
+    const succeeded = await createRun('running');
+    const failed = await createRun('running');
+    const open = await createRun('running');
+    const cancelled = await createRun('running');
+    await store.runs.transition(succeeded.id, ['running'], 'succeeded', { endedAt: Date.now() });
+    await store.runs.transition(failed.id, ['running'], 'failed', { endedAt: Date.now(), error: 'x' });
+    await store.runs.transition(cancelled.id, ['running'], 'cancelled', { endedAt: Date.now() });
+    const retired: string[] = [];
+    const cancelledThere: string[] = [];
+    const frontier = {
+      runs: () =>
+        Promise.resolve(
+          [succeeded.id, failed.id, open.id, cancelled.id, 'default'].map((runId) => ({
+            runId,
+            state: 'active' as const,
+          })),
+        ),
+      cancelRun: (runId: string) => {
+        cancelledThere.push(runId);
+        return Promise.resolve(0);
+      },
+      retireRun: (runId: string) => {
+        retired.push(runId);
+        return Promise.resolve();
+      },
+    };
+    await startSync(new RecordingHost(), 'sched-a', 60_000, frontier);
+    assert.deepEqual(retired.sort(), [succeeded.id, failed.id].sort());
+    assert.deepEqual(cancelledThere, [cancelled.id]);
+  });
 });

@@ -41,7 +41,7 @@ export interface DeliveryIntakeDeps {
  *   bucket): sent round the delay queues again;
  * - a body that is not a task message: moved to the failed queue as it is.
  * Deliveries of the orphans queue (see topology.ts) are routed again to their run's level queue,
- * or dropped if the run was cancelled.
+ * dropped if the run was cancelled, or moved to the failed queue if the run is over (retired).
  */
 export class DeliveryIntake {
   /** Leftover messages dropped because the ledger knew better. */
@@ -86,6 +86,10 @@ export class DeliveryIntake {
     const task = this.decode(link, message);
     if (task === null || this.droppedAsCancelled(link, message, task)) return;
     const { deps } = this;
+    if (deps.ledger.run(task.runId)?.retired === true) {
+      this.endedRunTask(link, message, task);
+      return;
+    }
     // A run the ledger does not know (its push crashed before the ledger write) is recorded, so
     // that its queues are consumed from now on.
     try {
@@ -107,6 +111,24 @@ export class DeliveryIntake {
         deps.logger.warn({ err, runId: task.runId }, 'could not route an orphaned task; handing it back');
         requeueOn(link, message);
       });
+  }
+
+  /**
+   * A task of a run that is over (retired) came back: a leftover is dropped as usual; anything else
+   * means the run was found finished too early, and the task goes to the failed queue, kept for a
+   * person, rather than round the orphans queue forever.
+   */
+  private endedRunTask(link: Link, message: ConsumeMessage, task: TaskMessage): void {
+    if (this.isLeftover(task)) {
+      this.duplicates += 1;
+      ackOn(link, message);
+      return;
+    }
+    this.deps.logger.warn(
+      { runId: task.runId, url: task.url },
+      'a task of a run that is over came back; it goes to the failed queue',
+    );
+    void this.move(link, message, '', this.deps.names.failed, 'its run was over when it came back', 'dead');
   }
 
   private decode(link: Link, message: ConsumeMessage): TaskMessage | null {

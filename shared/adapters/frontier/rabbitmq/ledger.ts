@@ -26,8 +26,13 @@ export interface LedgerCounts {
 export interface LedgerRun extends LedgerCounts {
   runId: string;
   state: RunState;
-  /** A cancelled run whose queues are deleted. */
+  /** A cancelled or retired run whose queues are deleted. */
   purged: boolean;
+  /**
+   * A run that is over, its end recorded where the fleet reads it (Frontier.retireRun): its queues
+   * are neither declared, consumed nor counted any more. Its counters stay.
+   */
+  retired: boolean;
 }
 
 export interface RunUrl {
@@ -73,6 +78,9 @@ const SCHEMA = `
   ) WITHOUT ROWID;
 `;
 
+/** Added after version 2 (a ledger written before has no run retired): added where missing. */
+const RETIRED_COLUMN = 'ALTER TABLE runs ADD COLUMN retired INTEGER NOT NULL DEFAULT 0';
+
 /**
  * The RabbitMQ frontier's local record, one SQLite file: every URL each run accepted (the seen-sets,
  * on disk, so memory stays flat) with its state, each run's counters (behind stats() and maxTotal)
@@ -113,6 +121,8 @@ export class Ledger {
       );
       this.checkKind();
       this.db.exec(SCHEMA);
+      const columns = this.db.prepare<[], { name: string }>('PRAGMA table_info(runs)').all();
+      if (!columns.some((c) => c.name === 'retired')) this.db.exec(RETIRED_COLUMN);
       this.stmts = prepare(this.db);
       for (const row of this.stmts.runs.all()) {
         this.runMap.set(row.run_id, {
@@ -122,6 +132,7 @@ export class Ledger {
           done: row.done,
           failed: row.failed,
           purged: row.purged !== 0,
+          retired: row.retired !== 0,
         });
       }
       this.lastCheckpoint = this.stmts.getMeta.get('checkpoint')?.value ?? null;
@@ -232,7 +243,15 @@ export class Ledger {
       throw toFrontierError(err, 'ledger write', this.path);
     }
     for (const runId of missing) {
-      this.runMap.set(runId, { runId, state: 'active', total: 0, done: 0, failed: 0, purged: false });
+      this.runMap.set(runId, {
+        runId,
+        state: 'active',
+        total: 0,
+        done: 0,
+        failed: 0,
+        purged: false,
+        retired: false,
+      });
     }
   }
 
@@ -244,12 +263,31 @@ export class Ledger {
     } catch (err) {
       throw toFrontierError(err, 'ledger write', this.path);
     }
-    const run = this.runMap.get(runId) ?? { runId, state, total: 0, done: 0, failed: 0, purged: false };
+    const run = this.runMap.get(runId) ?? {
+      runId,
+      state,
+      total: 0,
+      done: 0,
+      failed: 0,
+      purged: false,
+      retired: false,
+    };
     run.state = state;
     this.runMap.set(runId, run);
   }
 
-  /** A cancelled run's queues are deleted. */
+  /** A run that is over stops being served from the broker (see LedgerRun.retired). */
+  markRetired(runId: string): void {
+    try {
+      this.stmts.setRetired.run(runId);
+    } catch (err) {
+      throw toFrontierError(err, 'ledger write', this.path);
+    }
+    const run = this.runMap.get(runId);
+    if (run !== undefined) run.retired = true;
+  }
+
+  /** A cancelled or retired run's queues are deleted. */
   markPurged(runId: string): void {
     try {
       this.stmts.setPurged.run(runId);
@@ -271,7 +309,7 @@ export class Ledger {
       let run = this.runMap.get(runId);
       if (run === undefined) {
         s.addRun.run(runId);
-        run = { runId, state: 'active', total: 0, done: 0, failed: 0, purged: false };
+        run = { runId, state: 'active', total: 0, done: 0, failed: 0, purged: false, retired: false };
         this.runMap.set(runId, run);
       }
       touched.add(run);
@@ -372,13 +410,22 @@ function prepare(db: Database.Database) {
     ),
     runs: db.prepare<
       [],
-      { run_id: string; state: number; total: number; done: number; failed: number; purged: number }
-    >('SELECT run_id, state, total, done, failed, purged FROM runs'),
+      {
+        run_id: string;
+        state: number;
+        total: number;
+        done: number;
+        failed: number;
+        purged: number;
+        retired: number;
+      }
+    >('SELECT run_id, state, total, done, failed, purged, retired FROM runs'),
     addRun: db.prepare<[string]>(
       'INSERT OR IGNORE INTO runs (run_id, state, total, done, failed, purged) VALUES (?, 0, 0, 0, 0, 0)',
     ),
     setState: db.prepare<[number, string]>('UPDATE runs SET state = ? WHERE run_id = ?'),
     setPurged: db.prepare<[string]>('UPDATE runs SET purged = 1 WHERE run_id = ?'),
+    setRetired: db.prepare<[string]>('UPDATE runs SET retired = 1 WHERE run_id = ?'),
     setCounts: db.prepare<[number, number, number, string]>(
       'UPDATE runs SET total = ?, done = ?, failed = ? WHERE run_id = ?',
     ),

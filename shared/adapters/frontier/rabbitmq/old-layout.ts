@@ -1,32 +1,18 @@
 import { StorageError } from '../../../errors.js';
 import type { Link } from './broker-link.js';
-import { unavailable } from './rabbit-errors.js';
+import { checkQueueOrNull } from './queue-check.js';
 import { oldLayoutQueueNames } from './topology.js';
 
 /**
  * Refuses a prefix that still holds the queues of the layout before runs (one classic `tasks`
  * queue with broker priorities, a `dead` queue): its messages have no run, and a crawl half in
- * one layout and half in the other would lose track of its URLs. Each queue is looked up on a
- * throwaway channel, since a passive declare of a missing queue closes its channel.
+ * one layout and half in the other would lose track of its URLs.
  */
 export async function checkOldLayout(link: Link, prefix: string): Promise<void> {
   const found: { queue: string; messages: number }[] = [];
   for (const queue of oldLayoutQueueNames(prefix)) {
-    let channel;
-    try {
-      channel = await link.model.createChannel();
-    } catch (err) {
-      throw unavailable('connect', err);
-    }
-    channel.on('error', () => undefined);
-    try {
-      const { messageCount } = await channel.checkQueue(queue);
-      found.push({ queue, messages: messageCount });
-    } catch {
-      // Not there: the expected case.
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
+    const seen = await checkQueueOrNull(link, queue, 'connect');
+    if (seen !== null) found.push({ queue, messages: seen.messageCount });
   }
   if (found.length === 0) return;
   const list = found.map((f) => `${f.queue} (${f.messages} ready)`).join(', ');

@@ -19,7 +19,7 @@ import { assertNewTasks, assertRunId, assertSettlement } from '../task-input.js'
 import { ackOn, BrokerLink, requeueOn, type Link } from './broker-link.js';
 import { claimSettlement, FrontierWriter } from './frontier-writer.js';
 import { DeliveryIntake } from './delivery-intake.js';
-import { Ledger, LedgerState } from './ledger.js';
+import { Ledger, LedgerState, type LedgerRun } from './ledger.js';
 import { LeaseBook, toLease, type Delivery, type Held } from './lease-book.js';
 import { OutgoingMessages } from './outgoing-messages.js';
 import { Publisher } from './publisher.js';
@@ -33,6 +33,7 @@ import {
   type ResolvedOptions,
 } from './rabbit-options.js';
 import { checkOldLayout } from './old-layout.js';
+import { checkQueueOrNull } from './queue-check.js';
 import { runStats } from './run-stats.js';
 import { ShardMembership, type RunCounts } from './shard-membership.js';
 import { sqlSharedSeen, type SharedSeen } from './shared-seen.js';
@@ -59,6 +60,7 @@ export interface RabbitFrontier extends Frontier {
   readonly ownedShards: readonly number[];
   setDemand(wanted: boolean): Promise<void>;
   setCapacity(slots: number): void;
+  retireRun(runId: string): Promise<void>;
 }
 
 /** A host that can take its task within this long keeps it in the window. */
@@ -498,7 +500,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
     this.handBackOverdue();
     const runs = this.ledger.runs();
     const declared = this.linkRunsOf(link).declared;
-    const counted = runs.filter((r) => r.state !== 'cancelled' && declared.has(r.runId)).map((r) => r.runId);
+    const counted = runs.filter((r) => served(r) && declared.has(r.runId)).map((r) => r.runId);
     let queued;
     try {
       await Promise.all(counted.map((id) => declared.get(id)));
@@ -570,7 +572,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
         this.beat(link);
       } else {
         for (const run of this.ledger.runs()) {
-          if (run.state === 'cancelled') continue;
+          if (!served(run)) continue;
           if (wanted) await this.ensureRunQueues(link, run.runId);
           else await this.stopConsuming(link, run.runId);
         }
@@ -604,6 +606,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
     if (shared === null || this.membership === null || this.countsSync !== null) return Promise.resolve();
     const changed: { runId: string; total: number; done: number; failed: number; said: string }[] = [];
     for (const run of this.ledger.runs()) {
+      if (run.retired) continue;
       const said = `${run.total},${run.done},${run.failed}`;
       if (this.reported.get(run.runId) !== said) changed.push({ ...run, said });
     }
@@ -654,7 +657,8 @@ class RabbitFrontierImpl implements RabbitFrontier {
     this.assertOpen();
     assertRunId(runId);
     return this.exclusive('cancelRun', async () => {
-      if (this.ledger.stateOf(runId) === 'cancelled') return 0;
+      const known = this.ledger.run(runId);
+      if (known?.state === 'cancelled' || known?.retired === true) return 0;
       this.ledger.setState(runId, 'cancelled');
       const { total, done, failed } = this.ledger.counts(runId);
       const removed = Math.max(0, total - done - failed - this.book.leasedOf(runId));
@@ -665,10 +669,34 @@ class RabbitFrontierImpl implements RabbitFrontier {
     });
   }
 
+  /**
+   * The run is over (its end recorded in SQL): durably retired in the ledger, then its consumers
+   * cancelled (anything buffered handed back), and its queues deleted if the broker finds them
+   * empty with no consumer; otherwise they stay, and are tried again at the next connect.
+   */
+  async retireRun(runId: string): Promise<void> {
+    this.assertOpen();
+    assertRunId(runId);
+    await this.exclusive('retireRun', async () => {
+      const run = this.ledger.run(runId);
+      if (run === undefined || run.retired || run.state === 'cancelled') return;
+      this.ledger.markRetired(runId);
+      this.emptySince.delete(runId);
+      this.reported.delete(runId);
+      this.counts.invalidate();
+      const link = this.link.current;
+      if (link === null) return;
+      await this.stopConsuming(link, runId);
+      this.linkRunsOf(link).declared.delete(runId);
+      await this.deleteIfIdle(link, runId);
+    });
+  }
+
   async runs(): Promise<RunControl[]> {
     this.assertOpen();
     return this.ledger
       .runs()
+      .filter((run) => !run.retired)
       .map(({ runId, state }) => ({ runId, state }))
       .sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
   }
@@ -731,6 +759,8 @@ class RabbitFrontierImpl implements RabbitFrontier {
     for (const run of this.ledger.runs()) {
       if (run.state === 'cancelled') {
         if (!run.purged) await this.purgeRun(link, run.runId);
+      } else if (run.retired) {
+        if (!run.purged) await this.deleteIfIdle(link, run.runId);
       } else {
         await this.ensureRunQueues(link, run.runId);
       }
@@ -743,6 +773,8 @@ class RabbitFrontierImpl implements RabbitFrontier {
    * that run concurrently share one declaration.
    */
   private ensureRunQueues(link: Link, runId: string): Promise<void> {
+    // A run that is over is not served again; its tasks that come back go to the failed queue.
+    if (this.ledger.run(runId)?.retired === true) return Promise.resolve();
     const runs = this.linkRunsOf(link);
     let declared = runs.declared.get(runId);
     if (declared === undefined) {
@@ -858,7 +890,9 @@ class RabbitFrontierImpl implements RabbitFrontier {
 
   private beat(link: Link): void {
     const counts: Record<string, RunCounts> = {};
-    for (const run of this.ledger.runs()) counts[run.runId] = [run.total, run.done, run.failed];
+    for (const run of this.ledger.runs()) {
+      if (!run.retired) counts[run.runId] = [run.total, run.done, run.failed];
+    }
     this.membership?.beat(link, {
       held: [...this.owned, ...this.draining],
       demand: this.demand,
@@ -905,7 +939,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
       const isTaken = (host: string): boolean => shards.has(this.queues.shardOf(host));
       for (const listener of this.takenListeners) listener(isTaken);
       for (const run of this.ledger.runs()) {
-        if (run.state === 'active') await this.ensureRunQueues(link, run.runId);
+        if (run.state === 'active' && !run.retired) await this.ensureRunQueues(link, run.runId);
       }
     }
     if (given.length + taken.length === 0) return;
@@ -960,6 +994,35 @@ class RabbitFrontierImpl implements RabbitFrontier {
     await this.sharedSeen?.forget(runId);
   }
 
+  /**
+   * A retired run's queues, deleted when every one is empty and consumed by no one (quorum queues
+   * refuse the broker's own if-empty and if-unused, so each is checked first, on a throwaway
+   * channel: a passive declare of a missing queue closes its channel). A queue still consumed (by
+   * another scheduler that has not retired the run yet) or holding messages keeps them all.
+   */
+  private async deleteIfIdle(link: Link, runId: string): Promise<void> {
+    const queues = runQueueNames(this.queues, runId);
+    const busy: { queue: string; messages: number; consumers: number }[] = [];
+    for (const queue of queues) {
+      const seen = await checkQueueOrNull(link, queue, 'retire');
+      if (seen !== null && (seen.messageCount > 0 || seen.consumerCount > 0)) {
+        busy.push({ queue, messages: seen.messageCount, consumers: seen.consumerCount });
+      }
+    }
+    if (busy.length > 0) {
+      this.log.info({ runId, busy }, "a finished run's queues are kept: not empty, or still consumed");
+      return;
+    }
+    try {
+      for (const queue of queues) await link.channel.deleteQueue(queue);
+    } catch (err) {
+      throw unavailable('retire', err);
+    }
+    this.ledger.markPurged(runId);
+    await this.sharedSeen?.forget(runId);
+    this.log.info({ runId, queues: queues.length }, "a finished run's queues are deleted");
+  }
+
   private onLinkDown(link: Link): void {
     const dropped = this.book.dropLink(link);
     if (this.membership !== null) {
@@ -1002,13 +1065,13 @@ class RabbitFrontierImpl implements RabbitFrontier {
 
   private pausedRuns(): Set<string> {
     const paused = new Set<string>();
-    for (const run of this.ledger.runs()) if (run.state !== 'active') paused.add(run.runId);
+    for (const run of this.ledger.runs()) if (run.state !== 'active' || run.retired) paused.add(run.runId);
     return paused;
   }
 
   /** The window lease() fills: the prefetch of each level queue of each active run. */
   private windowSize(): number {
-    const active = this.ledger.runs().filter((r) => r.state === 'active').length;
+    const active = this.ledger.runs().filter((r) => r.state === 'active' && !r.retired).length;
     return this.opts.prefetch * PRIORITY_LEVELS * Math.max(1, active) * Math.max(1, this.owned.size);
   }
 
@@ -1029,6 +1092,11 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private assertOpen(): void {
     if (this.closing !== null) throw closedError();
   }
+}
+
+/** A run the broker serves: neither cancelled nor retired. */
+function served(run: LedgerRun): boolean {
+  return run.state !== 'cancelled' && !run.retired;
 }
 
 /** Waits for `promise` (which never rejects) or `ms`, whichever comes first. */

@@ -1,0 +1,180 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type ChannelModel, type GetMessage } from 'amqplib';
+import { encodeTaskMessage, newTaskMessage } from '../../shared/adapters/frontier/rabbitmq/task-message.js';
+import { routingKey, runQueueNames } from '../../shared/adapters/frontier/rabbitmq/topology.js';
+import type { RabbitFrontier } from '../../shared/adapters/frontier/rabbitmq/rabbit-frontier.js';
+import type { Lease } from '../../shared/protocol/task.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { makeRabbitFixture, type RabbitFixture } from '../helpers/rabbit-frontier-fixture.js';
+import { AMQP_URL } from '../helpers/rabbitmq.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { leaseAll, ref, task } from '../contract/frontier-contract-kit.js';
+
+/**
+ * A run that is over is retired (RunControl.forgetRun, once SQL holds its end): the RabbitMQ
+ * frontier stops consuming, declaring and counting its queues, and deletes them when they are
+ * empty and consumed by no one. Nothing still queued is ever deleted.
+ */
+describe('rabbitmq frontier: retiring a run that is over', () => {
+  it('a finished run: its queues go, its counters stay, the other runs are served as before', () =>
+    withFixture(async (fx, probe) => {
+      const f = fx.frontier;
+      await f.push([
+        task('https://a.test/1', { runId: 'over' }),
+        task('https://b.test/1', { runId: 'live' }),
+      ]);
+      const over = (await leaseAll(f)).filter((l) => l.runId === 'over');
+      await f.settle(acks(over));
+      await f.retireRun('over');
+
+      for (const queue of runQueueNames(f.queues, 'over')) {
+        assert.equal(await probe.check(queue), null, `${queue} deleted`);
+      }
+      assert.deepEqual(
+        (await f.runs()).map((r) => r.runId),
+        ['live'],
+        'runs() leaves it out',
+      );
+      const stats = await f.stats('over');
+      assert.deepEqual([stats.total, stats.done, stats.ready, stats.delayed, stats.leased], [1, 1, 0, 0, 0]);
+      // Twice is nothing more; the other run is untouched.
+      await f.retireRun('over');
+      await f.push([task('https://b.test/2', { runId: 'live' })]);
+      const live = await leaseAll(f);
+      assert.deepEqual(
+        live.map((l) => l.url),
+        ['https://b.test/2'],
+        "the live run's new task is leased (its first is still leased)",
+      );
+      for (const queue of runQueueNames(f.queues, 'live')) {
+        assert.equal((await probe.check(queue))?.consumerCount, 1, `${queue} still consumed`);
+      }
+
+      // A task of it that comes back (found finished too early) goes to the failed queue, once.
+      fx.admin.channel.publish(
+        f.queues.readyExchange,
+        routingKey('over', 0),
+        encodeTaskMessage(newTaskMessage(task('https://a.test/late', { runId: 'over' }))),
+        { persistent: true },
+      );
+      const got: GetMessage[] = [];
+      await waitFor(
+        async () => {
+          const message = await fx.admin.channel.get(f.queues.failed, { noAck: true });
+          if (message !== false) got.push(message);
+          return got.length > 0;
+        },
+        { timeoutMs: 10_000, message: 'the late task in the failed queue' },
+      );
+      const [dead] = got;
+      assert.ok(dead);
+      assert.match(String(dead.properties.headers?.['x-ackcrawl-error']), /run was over/);
+      assert.equal((await probe.check(f.queues.orphans))?.messageCount, 0, 'not round the orphans queue');
+      assert.equal(
+        await probe.check(runQueueNames(f.queues, 'over')[0] as string),
+        null,
+        'not declared again',
+      );
+    }));
+
+  it('queues still holding work are kept (and not consumed), across a restart of the frontier', () =>
+    withFixture(async (fx, probe) => {
+      await fx.frontier.push([
+        task('https://a.test/1', { runId: 'early' }),
+        task('https://a.test/2', { runId: 'early' }),
+      ]);
+      await waitFor(async () => (await fx.frontier.stats('early')).ready === 2, {
+        timeoutMs: 5_000,
+        message: 'both tasks ready',
+      });
+      // Its buffered deliveries go back to the broker: 2 messages stay in its queues.
+      await fx.frontier.retireRun('early');
+      assert.equal(await readyIn(probe, fx.frontier, 'early'), 2);
+      assert.deepEqual(await fx.frontier.lease(10), [], 'nothing of it is leased');
+
+      await fx.frontier.close();
+      const again = await fx.open();
+      assert.deepEqual(await again.runs(), [], 'still retired after a restart');
+      assert.equal(await readyIn(probe, again, 'early'), 2, 'its work is never deleted');
+      for (const queue of runQueueNames(again.queues, 'early')) {
+        assert.equal((await probe.check(queue))?.consumerCount, 0, `${queue} not consumed`);
+      }
+      assert.deepEqual(await again.lease(10), []);
+      probe.leftover.push(...runQueueNames(again.queues, 'early'));
+    }));
+
+  it('a queue another consumer still reads is kept; the next connect deletes it once no one does', () =>
+    withFixture(async (fx, probe) => {
+      const f = fx.frontier;
+      await f.push([task('https://a.test/1', { runId: 'shared' })]);
+      await f.settle(acks(await leaseAll(f)));
+      // Another scheduler still consuming one of its queues (it has not retired the run yet).
+      const first = runQueueNames(f.queues, 'shared')[0] as string;
+      const peer = await probe.model.createChannel();
+      const { consumerTag } = await peer.consume(first, () => undefined);
+      await f.retireRun('shared');
+      for (const queue of runQueueNames(f.queues, 'shared')) {
+        assert.notEqual(await probe.check(queue), null, `${queue} kept while another consumes`);
+      }
+      assert.equal((await probe.check(first))?.consumerCount, 1, 'only the other consumer is left');
+
+      await peer.cancel(consumerTag);
+      await peer.close();
+      await f.close();
+      const again = await fx.open();
+      for (const queue of runQueueNames(again.queues, 'shared')) {
+        assert.equal(await probe.check(queue), null, `${queue} deleted at the next connect`);
+      }
+      assert.equal((await again.stats('shared')).done, 1);
+    }));
+});
+
+interface Probe {
+  model: ChannelModel;
+  /** A queue's counts, or null when it does not exist (a throwaway channel per check). */
+  check: (queue: string) => Promise<{ messageCount: number; consumerCount: number } | null>;
+  /** Queues a test leaves behind on purpose, deleted at cleanup. */
+  leftover: string[];
+}
+
+async function withFixture(body: (fx: RabbitFixture, probe: Probe) => Promise<void>): Promise<void> {
+  const fx = await makeRabbitFixture(new FakeClock());
+  const model = await connect(AMQP_URL);
+  model.on('error', () => undefined);
+  const probe: Probe = {
+    model,
+    leftover: [],
+    check: async (queue) => {
+      const channel = await model.createChannel();
+      channel.on('error', () => undefined);
+      try {
+        const { messageCount, consumerCount } = await channel.checkQueue(queue);
+        await channel.close();
+        return { messageCount, consumerCount };
+      } catch (err) {
+        if ((err as { code?: unknown }).code === 404) return null;
+        throw err;
+      }
+    },
+  };
+  try {
+    await body(fx, probe);
+  } finally {
+    const channel = await model.createChannel();
+    for (const queue of probe.leftover) await channel.deleteQueue(queue);
+    await model.close();
+    await fx.cleanup();
+  }
+}
+
+async function readyIn(probe: Probe, frontier: RabbitFrontier, runId: string): Promise<number> {
+  let ready = 0;
+  for (const queue of runQueueNames(frontier.queues, runId))
+    ready += (await probe.check(queue))?.messageCount ?? 0;
+  return ready;
+}
+
+function acks(leases: readonly Lease[]) {
+  return { acks: leases.map((l) => ({ lease: ref(l) })), retries: [], failures: [] };
+}
