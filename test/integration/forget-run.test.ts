@@ -1,17 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { CrawlScheduler } from '../../scheduler/crawl-scheduler.js';
-import type { RunFinished } from '../../scheduler/runs/run-host.js';
-import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
-import { FileSink } from '../../shared/adapters/page-sink/file-sink.js';
-import { silentLogger } from '../../shared/logger.js';
-import type { Frontier } from '../../shared/ports/frontier.js';
 import { encodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
+import { bareScheduler } from '../helpers/bare-scheduler.js';
 import { okOutcome, pageRecord, RawClient } from '../helpers/raw-crawler.js';
-import { testJob, testSchedulerSettings } from '../helpers/test-job.js';
+import { testJob } from '../helpers/test-job.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const TOKEN = 'forget-run-token-0123456789abcdef';
@@ -23,33 +15,17 @@ const TOKEN = 'forget-run-token-0123456789abcdef';
  * thousands of ended runs four times a second. A run that is not finished is never let go.
  */
 test('a finished run is let go: no more counter reads, no report; an active one is kept', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'forget-run-'));
-  const real = openSqliteFrontier({ path: join(dir, 'frontier.sqlite'), leaseMs: 60_000 });
   const reads = new Map<string, number>();
-  const frontier: Frontier = Object.create(real, {
-    stats: {
-      value: (runId?: string) => {
-        if (runId !== undefined) reads.set(runId, (reads.get(runId) ?? 0) + 1);
-        return real.stats(runId);
-      },
+  const { scheduler, finished, close } = bareScheduler(TOKEN, (real) => ({
+    stats: (runId?: string) => {
+      if (runId !== undefined) reads.set(runId, (reads.get(runId) ?? 0) + 1);
+      return real.stats(runId);
     },
-  }) as Frontier;
-  const sink = new FileSink({ dir });
-  const finished: RunFinished[] = [];
-  const scheduler = new CrawlScheduler({
-    settings: testSchedulerSettings(testJob([], { allowPrivate: true }), TOKEN),
-    frontier,
-    sink,
-    logger: silentLogger(),
-  });
-  scheduler.onRunFinished((f) => finished.push(f));
+  }));
   const client = await RawClient.connect(await scheduler.start(), { token: TOKEN });
   t.after(async () => {
     await client.close();
-    await scheduler.close();
-    await sink.close();
-    await real.close();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
   });
   await client.hello();
   await scheduler.startRun({

@@ -1,15 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { CrawlScheduler } from '../../scheduler/crawl-scheduler.js';
-import type { RunFinished } from '../../scheduler/runs/run-host.js';
-import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
-import { FileSink } from '../../shared/adapters/page-sink/file-sink.js';
-import { silentLogger } from '../../shared/logger.js';
 import type { Frontier, FrontierStats } from '../../shared/ports/frontier.js';
-import { testJob, testSchedulerSettings } from '../helpers/test-job.js';
+import { bareScheduler } from '../helpers/bare-scheduler.js';
+import { testJob } from '../helpers/test-job.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const TOKEN = 'run-start-race-token-0123456789ab';
@@ -23,57 +16,37 @@ const RUN = 'run-raced';
  * its seeds") from them, as it was in CI with two runs at once.
  */
 test('counters read while a run starts do not finish it', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'run-start-race-'));
-  const real = openSqliteFrontier({ path: join(dir, 'frontier.sqlite'), leaseMs: 60_000 });
   let staleRead: (() => void) | null = null;
   const staleReadBegan = new Promise<void>((resolve) => (staleRead = resolve));
   let pushDone: (() => void) | null = null;
   const pushed = new Promise<void>((resolve) => (pushDone = resolve));
   let readsAfterPush = 0;
   let pushCompleted = false;
-  const frontier: Frontier = Object.create(real, {
-    push: {
-      value: async (...args: Parameters<Frontier['push']>) => {
-        const [tasks] = args;
-        if (!tasks.some((task) => task.runId === RUN)) return real.push(...args);
-        await staleReadBegan;
-        const accepted = await real.push(...args);
-        pushCompleted = true;
-        pushDone?.();
-        return accepted;
-      },
+  const { scheduler, real, finished, close } = bareScheduler(TOKEN, (real) => ({
+    push: async (...args: Parameters<Frontier['push']>) => {
+      const [tasks] = args;
+      if (!tasks.some((task) => task.runId === RUN)) return real.push(...args);
+      await staleReadBegan;
+      const accepted = await real.push(...args);
+      pushCompleted = true;
+      pushDone?.();
+      return accepted;
     },
-    stats: {
-      value: async (runId?: string): Promise<FrontierStats> => {
-        if (runId !== RUN) return real.stats(runId);
-        if (pushCompleted) {
-          readsAfterPush += 1;
-          return real.stats(runId);
-        }
-        const before = await real.stats(runId);
-        staleRead?.();
-        // Answered late: after the start has completed, as a slow read under load would be.
-        await pushed;
-        await new Promise((resolve) => setImmediate(resolve));
-        return before;
-      },
+    stats: async (runId?: string): Promise<FrontierStats> => {
+      if (runId !== RUN) return real.stats(runId);
+      if (pushCompleted) {
+        readsAfterPush += 1;
+        return real.stats(runId);
+      }
+      const before = await real.stats(runId);
+      staleRead?.();
+      // Answered late: after the start has completed, as a slow read under load would be.
+      await pushed;
+      await new Promise((resolve) => setImmediate(resolve));
+      return before;
     },
-  }) as Frontier;
-  const sink = new FileSink({ dir });
-  const finished: RunFinished[] = [];
-  const scheduler = new CrawlScheduler({
-    settings: testSchedulerSettings(testJob([], { allowPrivate: true }), TOKEN),
-    frontier,
-    sink,
-    logger: silentLogger(),
-  });
-  scheduler.onRunFinished((f) => finished.push(f));
-  t.after(async () => {
-    await scheduler.close();
-    await sink.close();
-    await real.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  }));
+  t.after(close);
   await scheduler.start();
   await scheduler.startRun({
     runId: RUN,
