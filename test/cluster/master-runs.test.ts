@@ -13,35 +13,10 @@ import { masterApi } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { controlPlaneEnv, startMasterRole } from '../helpers/control-plane-env.js';
 import { startRetrySite } from '../helpers/retry-site.js';
-import { AMQP_URL } from '../helpers/rabbitmq.js';
+import { existingQueues } from '../helpers/rabbitmq.js';
 import { queueNames, runQueueNames } from '../../shared/adapters/frontier/rabbitmq/topology.js';
-import { connect } from 'amqplib';
 
 const PAGES = 300;
-
-/** Which of `queues` exist on the broker (each checked on a throwaway channel). */
-async function existingQueues(queues: readonly string[]): Promise<string[]> {
-  const model = await connect(AMQP_URL);
-  model.on('error', () => undefined);
-  const found: string[] = [];
-  try {
-    for (const queue of queues) {
-      const channel = await model.createChannel();
-      channel.on('error', () => undefined);
-      const exists = await channel.checkQueue(queue).then(
-        () => true,
-        () => false,
-      );
-      if (exists) {
-        found.push(queue);
-        await channel.close();
-      }
-    }
-  } finally {
-    await model.close();
-  }
-  return found;
-}
 
 interface RunBody {
   id: string;

@@ -56,3 +56,43 @@ export function cutConnection(model: ChannelModel): void {
   // With an error: amqplib notices a dead socket by 'error' or 'end', not by 'close'.
   stream?.destroy(new Error('connection cut by the test'));
 }
+
+export interface QueueCounts {
+  messageCount: number;
+  consumerCount: number;
+}
+
+/**
+ * Each queue's ready messages and consumers, or null for one that does not exist: one connection,
+ * a throwaway channel per queue (a passive declare of a missing queue closes its channel).
+ */
+export async function checkQueues(
+  queues: readonly string[],
+  urls: readonly string[] = AMQP_URLS,
+): Promise<Map<string, QueueCounts | null>> {
+  const model = await new UrlRotation(urls).connectAny((url) => connect(url, { timeout: 5_000 }));
+  model.on('error', () => undefined);
+  const found = new Map<string, QueueCounts | null>();
+  try {
+    for (const queue of queues) {
+      const channel = await model.createChannel();
+      channel.on('error', () => undefined);
+      try {
+        const { messageCount, consumerCount } = await channel.checkQueue(queue);
+        found.set(queue, { messageCount, consumerCount });
+        await channel.close();
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== 404) throw err;
+        found.set(queue, null);
+      }
+    }
+  } finally {
+    await model.close();
+  }
+  return found;
+}
+
+/** Which of `queues` exist. */
+export async function existingQueues(queues: readonly string[]): Promise<string[]> {
+  return [...(await checkQueues(queues))].filter(([, counts]) => counts !== null).map(([queue]) => queue);
+}

@@ -7,7 +7,7 @@ import type { RabbitFrontier } from '../../shared/adapters/frontier/rabbitmq/rab
 import type { Lease } from '../../shared/protocol/task.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { makeRabbitFixture, type RabbitFixture } from '../helpers/rabbit-frontier-fixture.js';
-import { AMQP_URL } from '../helpers/rabbitmq.js';
+import { AMQP_URL, checkQueues, type QueueCounts } from '../helpers/rabbitmq.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { leaseAll, ref, task } from '../contract/frontier-contract-kit.js';
 
@@ -131,9 +131,10 @@ describe('rabbitmq frontier: retiring a run that is over', () => {
 });
 
 interface Probe {
+  /** A connection of the test's own, for a consumer that plays another scheduler. */
   model: ChannelModel;
-  /** A queue's counts, or null when it does not exist (a throwaway channel per check). */
-  check: (queue: string) => Promise<{ messageCount: number; consumerCount: number } | null>;
+  /** A queue's counts, or null when it does not exist. */
+  check: (queue: string) => Promise<QueueCounts | null>;
   /** Queues a test leaves behind on purpose, deleted at cleanup. */
   leftover: string[];
 }
@@ -145,18 +146,7 @@ async function withFixture(body: (fx: RabbitFixture, probe: Probe) => Promise<vo
   const probe: Probe = {
     model,
     leftover: [],
-    check: async (queue) => {
-      const channel = await model.createChannel();
-      channel.on('error', () => undefined);
-      try {
-        const { messageCount, consumerCount } = await channel.checkQueue(queue);
-        await channel.close();
-        return { messageCount, consumerCount };
-      } catch (err) {
-        if ((err as { code?: unknown }).code === 404) return null;
-        throw err;
-      }
-    },
+    check: async (queue) => (await checkQueues([queue])).get(queue) ?? null,
   };
   try {
     await body(fx, probe);

@@ -11,6 +11,8 @@ import type { Lease, NewTask } from '../../shared/protocol/task.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { makeRabbitFixture, type RabbitFixture } from '../helpers/rabbit-frontier-fixture.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { existingQueues } from '../helpers/rabbitmq.js';
+import { runQueueNames } from '../../shared/adapters/frontier/rabbitmq/topology.js';
 import { ref, task } from '../contract/frontier-contract-kit.js';
 
 const SHARDS = 8;
@@ -547,6 +549,54 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
         await waitForTotals([fx.frontier, b, c], pushed.length, pushed.length);
         await w.end();
         assertEachDoneOnce(w);
+      } finally {
+        await fx.cleanup();
+      }
+    }));
+  it('a run two schedulers served: each retires it; its queues go once neither consumes them, with its shared seen rows', () =>
+    withSqlStore(async (store) => {
+      const fx = await shardedFixture(store.seen);
+      try {
+        const b = await openScheduler(fx, 'b');
+        for (const f of [fx.frontier, b]) await f.resumeRun('r');
+        await waitForSplit([fx.frontier, b], 'two schedulers');
+        const work = hostTasks(6, 2, 'r').map((t) => ({ ...t, runId: 'r' }));
+        assert.equal((await fx.frontier.push(work)).length, work.length);
+        let acked = 0;
+        await waitFor(
+          async () => {
+            for (const f of [fx.frontier, b]) {
+              const leases = await f.lease(50);
+              if (leases.length === 0) continue;
+              await f.settle({ acks: leases.map((l) => ({ lease: ref(l) })), retries: [], failures: [] });
+              acked += leases.length;
+            }
+            return acked === work.length;
+          },
+          { timeoutMs: 15_000, message: () => `every task acked once (${acked} of ${work.length})` },
+        );
+        const queues = runQueueNames(fx.frontier.queues, 'r');
+        assert.equal((await existingQueues(queues)).length, queues.length);
+
+        await fx.frontier.retireRun('r');
+        assert.deepEqual(
+          (await existingQueues(queues)).length,
+          queues.length,
+          "kept while b consumes its shards' queues",
+        );
+        assert.ok(b.connected, "b's link is left alone");
+        assert.equal(await store.seen.count(fx.prefix, 'r'), work.length, 'the shared seen rows stay');
+
+        await b.retireRun('r');
+        assert.deepEqual(await existingQueues(queues), [], 'deleted by the last to retire it');
+        assert.equal(await store.seen.count(fx.prefix, 'r'), 0, 'and so do the shared seen rows');
+        // Both go on serving other runs (each hosts a run it is told of).
+        for (const f of [fx.frontier, b]) await f.resumeRun('next');
+        await fx.frontier.push([task('https://h0.test/next', { runId: 'next' })]);
+        await waitFor(async () => (await fx.frontier.lease(1)).length + (await b.lease(1)).length === 1, {
+          timeoutMs: 10_000,
+          message: 'the next run leased',
+        });
       } finally {
         await fx.cleanup();
       }
