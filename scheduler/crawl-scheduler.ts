@@ -496,12 +496,15 @@ export class CrawlScheduler implements RunHost {
     return { runId: id, at: new Date(now).toISOString(), items, note };
   }
 
-  /** Of every run together: `done` once every run not cancelled is finished. */
+  /**
+   * Of every run together: `done` once every run not cancelled is finished; `idle` with nothing
+   * accepted, or no run hosted (every run let go once its end was recorded, or cancelled).
+   */
   status(): CrawlStatus {
     const progress = { ...this.progress() };
     const runs = this.registry.all().filter((run) => run.state !== 'cancelled');
     const done = runs.length > 0 && runs.every((run) => run.state === 'finished');
-    const status = this.stats.total === 0 ? 'idle' : done ? 'done' : 'crawling';
+    const status = this.stats.total === 0 || runs.length === 0 ? 'idle' : done ? 'done' : 'crawling';
     return {
       status,
       progress,

@@ -55,8 +55,8 @@ export interface RunHost {
    * A run that finished here and whose end SQL now holds (it is never re-opened) is no longer
    * hosted: its counters are not read at every tick, its politeness and robots policy no longer
    * bind the runs that follow, and it leaves `reports()`; the frontier retires it
-   * (Frontier.retireRun: no more consumers or counting of its queues). A run not finished here, and the single
-   * crawl's run (`GET /crawl` reports on it), are kept (false).
+   * (Frontier.retireRun: no more consumers or counting of its queues). A run not finished here,
+   * and the single crawl's run (`GET /crawl` reports on it), are kept (false).
    */
   forgetRun(runId: string): boolean;
   reports(): RunReport[];

@@ -111,7 +111,8 @@ export interface Frontier {
    * Optional. The run is over and its end is recorded where the fleet reads it (SQL): this
    * frontier stops serving it. A broker adapter stops consuming, declaring and counting its queues,
    * and deletes them once it finds them empty with no consumer (another scheduler still
-   * consuming them deletes them when it retires the run). Its counters stay readable in `stats`.
+   * consuming them deletes them when it retires the run). Its counters stay readable in
+   * `stats(runId)`; `stats()` of every run leaves it out.
    * Work still queued for it is never deleted; a task of it that comes back goes to the failed
    * queue. Durable, idempotent; a cancelled or unknown run is left as it is. Adapters with nothing
    * to let go of omit it.

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Ledger } from '../../shared/adapters/frontier/rabbitmq/ledger.js';
 
-test('the ledger keeps a run retired across a reopen, and opens a ledger written before runs could retire', () => {
+test('the ledger keeps a run retired across a reopen, out of runs(), and opens a ledger written before runs could retire', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-ledger-retired-'));
   try {
     const path = join(dir, 'ledger.db');
@@ -37,15 +37,67 @@ test('the ledger keeps a run retired across a reopen, and opens a ledger written
 
     const again = new Ledger(path);
     try {
+      const r1 = again.run('r1');
+      assert.deepEqual([r1?.retired, r1?.purged, r1?.done], [true, false, 2], 'retired, counters kept');
       assert.deepEqual(
-        again.runs().map((r) => [r.runId, r.retired, r.purged, r.done]),
-        [
-          ['r1', true, false, 2],
-          ['r2', false, false, 0],
-        ],
+        again.runs().map((r) => r.runId),
+        ['r2'],
+        'the runs the frontier goes through leave it out',
       );
+      assert.deepEqual(
+        again.retiredUndeleted().map((r) => r.runId),
+        ['r1'],
+      );
+      again.markPurged('r1');
+      assert.deepEqual(again.retiredUndeleted(), []);
     } finally {
       again.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a write that rolls back leaves the counters of the runs it touched as they were, and no run it added', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-ledger-rollback-'));
+  try {
+    const path = join(dir, 'ledger.db');
+    const ledger = new Ledger(path);
+    try {
+      const task = (runId: string, url: string) => ({
+        runId,
+        url,
+        host: 'a.test',
+        depth: 0,
+        priority: 0,
+        parentUrl: null,
+      });
+      ledger.record({ accepted: [task('r1', 'https://a.test/1'), task('r1', 'https://a.test/2')] });
+      ledger.record({ accepted: [task('r2', 'https://a.test/1')] });
+      // The last statement of a write fails: everything before it in the transaction rolls back.
+      const other = new Database(path);
+      other.exec(
+        "CREATE TRIGGER boom BEFORE INSERT ON meta WHEN NEW.value = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END",
+      );
+      other.close();
+      assert.throws(() =>
+        ledger.record({
+          done: [{ runId: 'r1', url: 'https://a.test/1' }],
+          accepted: [task('r3', 'https://a.test/1')],
+          checkpoint: 'boom',
+        }),
+      );
+      assert.deepEqual(
+        ledger.runs().map((r) => [r.runId, r.total, r.done]),
+        [
+          ['r1', 2, 0],
+          ['r2', 1, 0],
+        ],
+      );
+      ledger.record({ done: [{ runId: 'r1', url: 'https://a.test/1' }], checkpoint: 'fine' });
+      assert.deepEqual(ledger.counts('r1'), { total: 2, done: 1, failed: 0 });
+    } finally {
+      ledger.close();
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -92,8 +92,12 @@ const RETIRED_COLUMN = 'ALTER TABLE runs ADD COLUMN retired INTEGER NOT NULL DEF
 export class Ledger {
   private readonly db: Database.Database;
   private readonly stmts: ReturnType<typeof prepare>;
-  private readonly writeTx: Database.Transaction<(changes: LedgerChanges) => void>;
+  private readonly writeTx: Database.Transaction<
+    (changes: LedgerChanges, before: Map<string, LedgerRun | undefined>) => void
+  >;
   private readonly runMap = new Map<string, LedgerRun>();
+  /** The runs of runMap not retired: what the frontier iterates, so ended runs cost it nothing. */
+  private readonly live = new Map<string, LedgerRun>();
   private lastCheckpoint: string | null;
 
   /**
@@ -125,7 +129,7 @@ export class Ledger {
       if (!columns.some((c) => c.name === 'retired')) this.db.exec(RETIRED_COLUMN);
       this.stmts = prepare(this.db);
       for (const row of this.stmts.runs.all()) {
-        this.runMap.set(row.run_id, {
+        this.put({
           runId: row.run_id,
           state: RUN_STATES[row.state] ?? 'active',
           total: row.total,
@@ -136,7 +140,9 @@ export class Ledger {
         });
       }
       this.lastCheckpoint = this.stmts.getMeta.get('checkpoint')?.value ?? null;
-      this.writeTx = this.db.transaction((changes: LedgerChanges) => this.apply(changes));
+      this.writeTx = this.db.transaction(
+        (changes: LedgerChanges, before: Map<string, LedgerRun | undefined>) => this.apply(changes, before),
+      );
     } catch (err) {
       this.db.close();
       throw toFrontierError(err, 'open ledger', path);
@@ -163,8 +169,14 @@ export class Ledger {
     return run === undefined ? undefined : { ...run };
   }
 
+  /** Every run not retired (see LedgerRun.retired), copied. */
   runs(): LedgerRun[] {
-    return [...this.runMap.values()].map((run) => ({ ...run }));
+    return [...this.live.values()].map((run) => ({ ...run }));
+  }
+
+  /** The retired runs whose queues are not deleted yet. */
+  retiredUndeleted(): LedgerRun[] {
+    return [...this.runMap.values()].filter((run) => run.retired && !run.purged).map((run) => ({ ...run }));
   }
 
   stateOf(runId: string): RunState | undefined {
@@ -217,11 +229,14 @@ export class Ledger {
     return { fresh, capped };
   }
 
-  /** Records a push or a settlement in one durable transaction; counters follow only on commit. */
+  /**
+   * Records a push or a settlement in one durable transaction; counters follow only on commit (the
+   * runs the write touches are copied first, and put back if it rolls back).
+   */
   record(changes: LedgerChanges): void {
-    const before = new Map([...this.runMap].map(([id, run]) => [id, { ...run }]));
+    const before = new Map<string, LedgerRun | undefined>();
     try {
-      this.writeTx.immediate(changes);
+      this.writeTx.immediate(changes, before);
     } catch (err) {
       this.restore(before);
       throw toFrontierError(err, 'ledger write', this.path);
@@ -243,7 +258,7 @@ export class Ledger {
       throw toFrontierError(err, 'ledger write', this.path);
     }
     for (const runId of missing) {
-      this.runMap.set(runId, {
+      this.put({
         runId,
         state: 'active',
         total: 0,
@@ -273,7 +288,7 @@ export class Ledger {
       retired: false,
     };
     run.state = state;
-    this.runMap.set(runId, run);
+    this.put(run);
   }
 
   /** A run that is over stops being served from the broker (see LedgerRun.retired). */
@@ -285,6 +300,7 @@ export class Ledger {
     }
     const run = this.runMap.get(runId);
     if (run !== undefined) run.retired = true;
+    this.live.delete(runId);
   }
 
   /** A cancelled or retired run's queues are deleted. */
@@ -302,15 +318,16 @@ export class Ledger {
     if (this.db.open) this.db.close();
   }
 
-  private apply(changes: LedgerChanges): void {
+  private apply(changes: LedgerChanges, before: Map<string, LedgerRun | undefined>): void {
     const s = this.stmts;
     const touched = new Set<LedgerRun>();
     const runOf = (runId: string): LedgerRun => {
       let run = this.runMap.get(runId);
+      if (!before.has(runId)) before.set(runId, run === undefined ? undefined : { ...run });
       if (run === undefined) {
         s.addRun.run(runId);
         run = { runId, state: 'active', total: 0, done: 0, failed: 0, purged: false, retired: false };
-        this.runMap.set(runId, run);
+        this.put(run);
       }
       touched.add(run);
       return run;
@@ -357,10 +374,21 @@ export class Ledger {
     if (changes.checkpoint !== undefined) s.setMeta.run('checkpoint', changes.checkpoint);
   }
 
-  /** After a rolled-back write: the runs' counters as they were. */
-  private restore(before: Map<string, LedgerRun>): void {
-    this.runMap.clear();
-    for (const [id, run] of before) this.runMap.set(id, run);
+  /** After a rolled-back write: the runs it touched as they were (a run it added, gone). */
+  private restore(before: Map<string, LedgerRun | undefined>): void {
+    for (const [id, run] of before) {
+      if (run !== undefined) this.put(run);
+      else {
+        this.runMap.delete(id);
+        this.live.delete(id);
+      }
+    }
+  }
+
+  private put(run: LedgerRun): void {
+    this.runMap.set(run.runId, run);
+    if (run.retired) this.live.delete(run.runId);
+    else this.live.set(run.runId, run);
   }
 
   /** A file of another kind (the SQLite frontier's, say), an old or a newer ledger is refused, not mixed. */

@@ -19,7 +19,7 @@ import { assertNewTasks, assertRunId, assertSettlement } from '../task-input.js'
 import { ackOn, BrokerLink, requeueOn, type Link } from './broker-link.js';
 import { claimSettlement, FrontierWriter } from './frontier-writer.js';
 import { DeliveryIntake } from './delivery-intake.js';
-import { Ledger, LedgerState, type LedgerRun } from './ledger.js';
+import { Ledger, LedgerState } from './ledger.js';
 import { LeaseBook, toLease, type Delivery, type Held } from './lease-book.js';
 import { OutgoingMessages } from './outgoing-messages.js';
 import { Publisher } from './publisher.js';
@@ -33,7 +33,7 @@ import {
   type ResolvedOptions,
 } from './rabbit-options.js';
 import { checkOldLayout } from './old-layout.js';
-import { checkQueueOrNull } from './queue-check.js';
+import { deleteQueuesIfIdle } from './queue-check.js';
 import { runStats } from './run-stats.js';
 import { ShardMembership, type RunCounts } from './shard-membership.js';
 import { sqlSharedSeen, type SharedSeen } from './shared-seen.js';
@@ -491,16 +491,26 @@ class RabbitFrontierImpl implements RabbitFrontier {
    * and leases being settled; done/failed/total the ledger. What the ledger holds as pending that
    * neither count shows is in a delay queue (shared by every run, so split among the runs in
    * order) or on its way between the broker and this process (counted as ready), so the sum never
-   * drops to 0 while work remains. A cancelled run's pending tasks count as cancelled.
+   * drops to 0 while work remains. A cancelled run's pending tasks count as cancelled. A retired
+   * run has its counters only, and is left out of the sum of every run (which covers the runs
+   * this frontier serves).
    */
   async stats(runId?: string): Promise<FrontierStats> {
     this.assertOpen();
-    if (runId !== undefined) assertRunId(runId);
+    if (runId !== undefined) {
+      assertRunId(runId);
+      const retired = this.ledger.run(runId);
+      // Over, and no longer served from the broker (retireRun): its counters only.
+      if (retired?.retired === true) {
+        const { total, done, failed } = retired;
+        return { ready: 0, delayed: 0, leased: 0, done, failed, total, cancelled: 0 };
+      }
+    }
     const link = this.link.require('stats');
     this.handBackOverdue();
     const runs = this.ledger.runs();
     const declared = this.linkRunsOf(link).declared;
-    const counted = runs.filter((r) => served(r) && declared.has(r.runId)).map((r) => r.runId);
+    const counted = runs.filter((r) => r.state !== 'cancelled' && declared.has(r.runId)).map((r) => r.runId);
     let queued;
     try {
       await Promise.all(counted.map((id) => declared.get(id)));
@@ -572,7 +582,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
         this.beat(link);
       } else {
         for (const run of this.ledger.runs()) {
-          if (!served(run)) continue;
+          if (run.state === 'cancelled') continue;
           if (wanted) await this.ensureRunQueues(link, run.runId);
           else await this.stopConsuming(link, run.runId);
         }
@@ -606,7 +616,6 @@ class RabbitFrontierImpl implements RabbitFrontier {
     if (shared === null || this.membership === null || this.countsSync !== null) return Promise.resolve();
     const changed: { runId: string; total: number; done: number; failed: number; said: string }[] = [];
     for (const run of this.ledger.runs()) {
-      if (run.retired) continue;
       const said = `${run.total},${run.done},${run.failed}`;
       if (this.reported.get(run.runId) !== said) changed.push({ ...run, said });
     }
@@ -696,7 +705,6 @@ class RabbitFrontierImpl implements RabbitFrontier {
     this.assertOpen();
     return this.ledger
       .runs()
-      .filter((run) => !run.retired)
       .map(({ runId, state }) => ({ runId, state }))
       .sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
   }
@@ -759,11 +767,18 @@ class RabbitFrontierImpl implements RabbitFrontier {
     for (const run of this.ledger.runs()) {
       if (run.state === 'cancelled') {
         if (!run.purged) await this.purgeRun(link, run.runId);
-      } else if (run.retired) {
-        if (!run.purged) await this.deleteIfIdle(link, run.runId);
       } else {
         await this.ensureRunQueues(link, run.runId);
       }
+    }
+    for (const run of this.ledger.retiredUndeleted()) {
+      // Bookkeeping: a failure here must not keep the frontier from connecting.
+      await this.deleteIfIdle(link, run.runId).catch((err: unknown) =>
+        this.log.warn(
+          { err, runId: run.runId },
+          "could not delete a finished run's queues; tried at the next connect",
+        ),
+      );
     }
     if (this.membership !== null) this.beat(link);
   }
@@ -890,9 +905,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
 
   private beat(link: Link): void {
     const counts: Record<string, RunCounts> = {};
-    for (const run of this.ledger.runs()) {
-      if (!run.retired) counts[run.runId] = [run.total, run.done, run.failed];
-    }
+    for (const run of this.ledger.runs()) counts[run.runId] = [run.total, run.done, run.failed];
     this.membership?.beat(link, {
       held: [...this.owned, ...this.draining],
       demand: this.demand,
@@ -939,7 +952,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
       const isTaken = (host: string): boolean => shards.has(this.queues.shardOf(host));
       for (const listener of this.takenListeners) listener(isTaken);
       for (const run of this.ledger.runs()) {
-        if (run.state === 'active' && !run.retired) await this.ensureRunQueues(link, run.runId);
+        if (run.state === 'active') await this.ensureRunQueues(link, run.runId);
       }
     }
     if (given.length + taken.length === 0) return;
@@ -995,28 +1008,16 @@ class RabbitFrontierImpl implements RabbitFrontier {
   }
 
   /**
-   * A retired run's queues, deleted when every one is empty and consumed by no one (quorum queues
-   * refuse the broker's own if-empty and if-unused, so each is checked first, on a throwaway
-   * channel: a passive declare of a missing queue closes its channel). A queue still consumed (by
-   * another scheduler that has not retired the run yet) or holding messages keeps them all.
+   * A retired run's queues, deleted when every one is empty and consumed by no one. A queue still
+   * consumed (by another scheduler that has not retired the run yet) or holding messages keeps the
+   * whole set; the next connect tries again.
    */
   private async deleteIfIdle(link: Link, runId: string): Promise<void> {
     const queues = runQueueNames(this.queues, runId);
-    const busy: { queue: string; messages: number; consumers: number }[] = [];
-    for (const queue of queues) {
-      const seen = await checkQueueOrNull(link, queue, 'retire');
-      if (seen !== null && (seen.messageCount > 0 || seen.consumerCount > 0)) {
-        busy.push({ queue, messages: seen.messageCount, consumers: seen.consumerCount });
-      }
-    }
-    if (busy.length > 0) {
+    const { deleted, busy } = await deleteQueuesIfIdle(link, queues, 'retire');
+    if (!deleted) {
       this.log.info({ runId, busy }, "a finished run's queues are kept: not empty, or still consumed");
       return;
-    }
-    try {
-      for (const queue of queues) await link.channel.deleteQueue(queue);
-    } catch (err) {
-      throw unavailable('retire', err);
     }
     this.ledger.markPurged(runId);
     await this.sharedSeen?.forget(runId);
@@ -1065,13 +1066,13 @@ class RabbitFrontierImpl implements RabbitFrontier {
 
   private pausedRuns(): Set<string> {
     const paused = new Set<string>();
-    for (const run of this.ledger.runs()) if (run.state !== 'active' || run.retired) paused.add(run.runId);
+    for (const run of this.ledger.runs()) if (run.state !== 'active') paused.add(run.runId);
     return paused;
   }
 
   /** The window lease() fills: the prefetch of each level queue of each active run. */
   private windowSize(): number {
-    const active = this.ledger.runs().filter((r) => r.state === 'active' && !r.retired).length;
+    const active = this.ledger.runs().filter((r) => r.state === 'active').length;
     return this.opts.prefetch * PRIORITY_LEVELS * Math.max(1, active) * Math.max(1, this.owned.size);
   }
 
@@ -1092,11 +1093,6 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private assertOpen(): void {
     if (this.closing !== null) throw closedError();
   }
-}
-
-/** A run the broker serves: neither cancelled nor retired. */
-function served(run: LedgerRun): boolean {
-  return run.state !== 'cancelled' && !run.retired;
 }
 
 /** Waits for `promise` (which never rejects) or `ms`, whichever comes first. */

@@ -20,7 +20,7 @@ export interface RunStatsInputs {
  * pending tasks (accepted, neither done nor failed) that no count shows are in a delay queue or on
  * their way between the broker and this process; the delay queues are shared, so their count is
  * given to the runs in turn, and whatever is left counts as ready. A cancelled run's pending tasks
- * that are not leased are cancelled. A retired run (over) shows its counters and nothing else.
+ * that are not leased are cancelled.
  */
 export function runStats(runs: readonly LedgerRun[], inputs: RunStatsInputs): Map<string, FrontierStats> {
   const out = new Map<string, FrontierStats>();
@@ -40,11 +40,6 @@ export function runStats(runs: readonly LedgerRun[], inputs: RunStatsInputs): Ma
         total,
         cancelled: pending - stillLeased,
       });
-      continue;
-    }
-    if (run.retired) {
-      // Over, and no longer served from the broker (Frontier.retireRun): its counters only.
-      out.set(runId, { ready: 0, delayed: 0, leased: 0, done, failed, total, cancelled: 0 });
       continue;
     }
     let ready = (inputs.queued.get(runId) ?? 0) + inputs.bufferedOf(runId);
