@@ -86,7 +86,7 @@ export class DeliveryIntake {
     const task = this.decode(link, message);
     if (task === null || this.droppedAsCancelled(link, message, task)) return;
     const { deps } = this;
-    if (deps.ledger.run(task.runId)?.retired === true) {
+    if (deps.ledger.isRetired(task.runId)) {
       this.endedRunTask(link, message, task);
       return;
     }

@@ -174,6 +174,11 @@ export class Ledger {
     return [...this.live.values()].map((run) => ({ ...run }));
   }
 
+  /** Whether the run is retired (see LedgerRun.retired); no copy, for the hot paths. */
+  isRetired(runId: string): boolean {
+    return this.runMap.get(runId)?.retired === true;
+  }
+
   /** The retired runs whose queues are not deleted yet. */
   retiredUndeleted(): LedgerRun[] {
     return [...this.runMap.values()].filter((run) => run.retired && !run.purged).map((run) => ({ ...run }));

@@ -789,7 +789,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
    */
   private ensureRunQueues(link: Link, runId: string): Promise<void> {
     // A run that is over is not served again; its tasks that come back go to the failed queue.
-    if (this.ledger.run(runId)?.retired === true) return Promise.resolve();
+    if (this.ledger.isRetired(runId)) return Promise.resolve();
     const runs = this.linkRunsOf(link);
     let declared = runs.declared.get(runId);
     if (declared === undefined) {
