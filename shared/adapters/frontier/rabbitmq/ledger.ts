@@ -263,15 +263,7 @@ export class Ledger {
       throw toFrontierError(err, 'ledger write', this.path);
     }
     for (const runId of missing) {
-      this.put({
-        runId,
-        state: 'active',
-        total: 0,
-        done: 0,
-        failed: 0,
-        purged: false,
-        retired: false,
-      });
+      this.put(newRun(runId, 'active'));
     }
   }
 
@@ -283,15 +275,7 @@ export class Ledger {
     } catch (err) {
       throw toFrontierError(err, 'ledger write', this.path);
     }
-    const run = this.runMap.get(runId) ?? {
-      runId,
-      state,
-      total: 0,
-      done: 0,
-      failed: 0,
-      purged: false,
-      retired: false,
-    };
+    const run = this.runMap.get(runId) ?? newRun(runId, state);
     run.state = state;
     this.put(run);
   }
@@ -331,7 +315,7 @@ export class Ledger {
       if (!before.has(runId)) before.set(runId, run === undefined ? undefined : { ...run });
       if (run === undefined) {
         s.addRun.run(runId);
-        run = { runId, state: 'active', total: 0, done: 0, failed: 0, purged: false, retired: false };
+        run = newRun(runId, 'active');
         this.put(run);
       }
       touched.add(run);
@@ -425,6 +409,11 @@ export class Ledger {
       );
     }
   }
+}
+
+/** A run the ledger has just met: nothing counted, neither purged nor retired. */
+function newRun(runId: string, state: RunState): LedgerRun {
+  return { runId, state, total: 0, done: 0, failed: 0, purged: false, retired: false };
 }
 
 function prepare(db: Database.Database) {

@@ -1,3 +1,4 @@
+import type { Channel } from 'amqplib';
 import type { Link } from './broker-link.js';
 import { unavailable } from './rabbit-errors.js';
 
@@ -12,13 +13,7 @@ export interface QueueCheck {
  * failure is the broker out of reach (retriable), reported as `op`.
  */
 export async function checkQueueOrNull(link: Link, queue: string, op: string): Promise<QueueCheck | null> {
-  let channel;
-  try {
-    channel = await link.model.createChannel();
-  } catch (err) {
-    throw unavailable(op, err);
-  }
-  channel.on('error', () => undefined);
+  const channel = await throwawayChannel(link, op);
   try {
     const { messageCount, consumerCount } = await channel.checkQueue(queue);
     return { messageCount, consumerCount };
@@ -55,13 +50,7 @@ export async function deleteQueuesIfIdle(
     }
   }
   if (busy.length > 0) return { deleted: false, busy };
-  let channel;
-  try {
-    channel = await link.model.createChannel();
-  } catch (err) {
-    throw unavailable(op, err);
-  }
-  channel.on('error', () => undefined);
+  const channel = await throwawayChannel(link, op);
   try {
     for (const queue of queues) await channel.deleteQueue(queue);
   } catch (err) {
@@ -70,4 +59,16 @@ export async function deleteQueuesIfIdle(
     await channel.close().catch(() => undefined);
   }
   return { deleted: true, busy };
+}
+
+/** A channel of the link's connection whose closing by the broker harms nothing else. */
+async function throwawayChannel(link: Link, op: string): Promise<Channel> {
+  let channel: Channel;
+  try {
+    channel = await link.model.createChannel();
+  } catch (err) {
+    throw unavailable(op, err);
+  }
+  channel.on('error', () => undefined);
+  return channel;
 }
