@@ -13,6 +13,8 @@ export interface SendCall {
   producer: FakeProducer;
   /** Counts every send of every producer, from 1. */
   n: number;
+  /** The partition the send is for (a send covers one, as the sink's requests do). */
+  partition: number;
   keys: string[];
 }
 
@@ -20,6 +22,7 @@ export interface SendCall {
 export interface SendLog {
   producer: number;
   n: number;
+  partition: number;
   records: number;
   /** Keys and values. */
   bytes: number;
@@ -30,7 +33,7 @@ export interface SendLog {
 
 /**
  * Kafka as a few in-memory partition logs, for unit tests of the Kafka sink. Producers append what
- * they are sent (partitioned as kafkajs does) unless `behave` throws, delays them, or they were
+ * they are sent to the partition it is sent to unless `behave` throws, delays them, or they were
  * abandoned by then: an abandoned producer's sends fail once `behave` returns, and never append.
  */
 export class FakeKafkaTransport implements KafkaTransport {
@@ -100,6 +103,7 @@ export class FakeKafkaTransport implements KafkaTransport {
   /** @internal */
   async send(
     producer: FakeProducer,
+    partition: number,
     messages: readonly { key: Buffer; value: Buffer }[],
   ): Promise<SendAnswer[]> {
     const n = ++this.calls;
@@ -107,20 +111,17 @@ export class FakeKafkaTransport implements KafkaTransport {
     this.active += 1;
     this.maxActive = Math.max(this.maxActive, this.active);
     const bytes = messages.reduce((sum, m) => sum + m.key.length + m.value.length, 0);
-    const entry = { producer: producer.id, n, records: messages.length, bytes, startedAt };
+    const entry = { producer: producer.id, n, partition, records: messages.length, bytes, startedAt };
     try {
-      await this.behave({ producer, n, keys: messages.map((m) => m.key.toString()) });
+      await this.behave({ producer, n, partition, keys: messages.map((m) => m.key.toString()) });
       if (producer.abandoned)
         throw Object.assign(new Error('Connection error: abandoned'), { name: 'KafkaJSConnectionError' });
-      const answers = new Map<number, SendAnswer>();
-      for (const m of messages) {
-        const partition = this.partitionOf(m.key.toString());
-        const log = this.logs[partition] as SinkRecord[];
-        if (!answers.has(partition)) answers.set(partition, { partition, baseOffset: String(log.length) });
-        log.push({ key: m.key.toString(), value: m.value });
-      }
+      const log = this.logs[partition];
+      if (!log) throw new Error(`no partition ${partition}`);
+      const answer: SendAnswer = { partition, baseOffset: String(log.length) };
+      for (const m of messages) log.push({ key: m.key.toString(), value: m.value });
       this.sends.push({ ...entry, endedAt: performance.now(), result: 'ok' });
-      return [...answers.values()];
+      return [answer];
     } catch (err) {
       this.sends.push({ ...entry, endedAt: performance.now(), result: 'failed' });
       throw err;
@@ -145,8 +146,8 @@ export class FakeProducer implements SinkProducer {
     this.connected = true;
   }
 
-  send(messages: readonly { key: Buffer; value: Buffer }[]): Promise<SendAnswer[]> {
-    return this.transport.send(this, messages);
+  send(partition: number, messages: readonly { key: Buffer; value: Buffer }[]): Promise<SendAnswer[]> {
+    return this.transport.send(this, partition, messages);
   }
 
   abandon(): void {

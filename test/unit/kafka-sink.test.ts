@@ -59,7 +59,7 @@ describe('kafka sink: sends and their deadlines', () => {
   });
 
   test('a send past its deadline is abandoned; the next write waits until it ended, on a new producer', async () => {
-    const transport = new FakeKafkaTransport();
+    const transport = new FakeKafkaTransport(1);
     // The first send hangs until its producer is abandoned, then takes 200 ms more to give up.
     transport.behave = async ({ producer, n }) => {
       if (n !== 1) return;
@@ -103,7 +103,7 @@ describe('kafka sink: sends and their deadlines', () => {
   });
 
   test('retriable failures are tried again with the same producer until the deadline', async () => {
-    const transport = new FakeKafkaTransport();
+    const transport = new FakeKafkaTransport(1);
     transport.behave = ({ n }) => {
       if (n <= 2)
         throw Object.assign(new Error('leader moved'), {
@@ -128,6 +128,74 @@ describe('kafka sink: sends and their deadlines', () => {
     const { sink } = sinkOn(transport, { writeTimeoutMs: 300 });
     await assert.rejects(sink.write(records(1)), { code: 'SINK_UNAVAILABLE', retriable: true });
     assert.equal(transport.producers[0]?.abandoned, false);
+    await sink.close();
+  });
+
+  test("a send is a request per partition, all at once; a partition's failed request is tried again alone", async () => {
+    const transport = new FakeKafkaTransport(3);
+    const batch = records(30);
+    const failing = transport.partitionOf(batch[0]?.key as string);
+    let failures = 0;
+    // The leader of one partition is gone for its first two requests; the others answer at once.
+    transport.behave = async ({ partition }) => {
+      await sleep(20);
+      if (partition === failing && failures++ < 2)
+        throw Object.assign(new Error('Connection error: connect ECONNREFUSED'), {
+          name: 'KafkaJSConnectionError',
+          retriable: true,
+        });
+    };
+    const { sink } = sinkOn(transport, { writeTimeoutMs: 2_000 });
+    await sink.write(batch);
+    assert.deepEqual(transport.keys().sort(), batch.map((r) => r.key).sort(), 'each record once');
+    const perPartition = (p: number): number => transport.sends.filter((s) => s.partition === p).length;
+    assert.equal(perPartition(failing), 3, 'the failing partition: two failures, then stored');
+    for (const p of [0, 1, 2].filter((p) => p !== failing))
+      assert.equal(perPartition(p), 1, `partition ${p} once`);
+    assert.equal(transport.maxActive, 3, 'the three partitions were sent to at once');
+    assert.equal(transport.producers.length, 1);
+    await sink.close();
+  });
+
+  test('a send whose partition fails for good keeps what the other partitions stored', async () => {
+    const transport = new FakeKafkaTransport(3);
+    const batch = records(30);
+    const failing = transport.partitionOf(batch[0]?.key as string);
+    let down = true;
+    transport.behave = ({ partition }) => {
+      if (down && partition === failing)
+        throw Object.assign(new Error('Connection error: connect ECONNREFUSED'), {
+          name: 'KafkaJSConnectionError',
+          retriable: true,
+        });
+    };
+    const { sink } = sinkOn(transport, { writeTimeoutMs: 300 });
+    await assert.rejects(sink.write(batch), { code: 'SINK_UNAVAILABLE', retriable: true });
+    const stored = transport.keys().length;
+    assert.ok(stored > 0 && stored < 30, `${stored} records stored by the partitions that answered`);
+    down = false;
+    await sink.write(batch);
+    assert.deepEqual(transport.keys().sort(), batch.map((r) => r.key).sort(), 'each record once');
+    await sink.close();
+  });
+
+  test("a partition's request past the deadline is abandoned; what the others stored is not sent again", async () => {
+    const transport = new FakeKafkaTransport(3);
+    const batch = records(30);
+    const stalled = transport.partitionOf(batch[0]?.key as string);
+    transport.behave = async ({ producer, partition }) => {
+      if (producer.id === 0 && partition === stalled) await producer.untilAbandoned();
+    };
+    const { sink } = sinkOn(transport, { writeTimeoutMs: 200 });
+    await assert.rejects(sink.write(batch), { code: 'SINK_TIMEOUT', retriable: true });
+    await sink.write(batch);
+    assert.deepEqual(transport.keys().sort(), batch.map((r) => r.key).sort(), 'each record once');
+    const retried = transport.sends.filter((s) => s.producer === 1);
+    assert.deepEqual(
+      retried.map((s) => s.partition),
+      [stalled],
+      'the new producer sent only the stalled partition',
+    );
     await sink.close();
   });
 

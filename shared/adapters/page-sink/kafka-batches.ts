@@ -48,3 +48,18 @@ export function splitIntoSends<M extends { key: Buffer; value: Buffer }>(
   if (current.length > 0) sends.push(current);
   return sends;
 }
+
+/** The messages of one send by partition, each partition's in the order given. */
+export function byPartition<M extends { key: Buffer }>(
+  messages: readonly M[],
+  partitionOf: (key: Buffer) => number,
+): { partition: number; messages: M[] }[] {
+  const parts = new Map<number, M[]>();
+  for (const message of messages) {
+    const partition = partitionOf(message.key);
+    const part = parts.get(partition);
+    if (part) part.push(message);
+    else parts.set(partition, [message]);
+  }
+  return [...parts].map(([partition, list]) => ({ partition, messages: list }));
+}

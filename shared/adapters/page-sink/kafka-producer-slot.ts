@@ -9,6 +9,17 @@ const ABANDON_WAIT_MS = 10_000;
 
 const noop = (): void => undefined;
 
+export interface Message {
+  key: Buffer;
+  value: Buffer;
+}
+
+/** The messages of one send that go to one partition. */
+export interface PartitionPart<M extends Message> {
+  partition: number;
+  messages: readonly M[];
+}
+
 export interface ProducerSlotOptions {
   transport: KafkaTransport;
   /** Runs before the first producer connects (creating the topic, say). */
@@ -52,35 +63,53 @@ export class ProducerSlot {
   }
 
   /**
-   * One send, tried again with the same producer after retriable failures until its deadline (the
-   * broker then drops a batch it already has). At the deadline an attempt still in flight is
-   * abandoned with its producer, and the send fails with a retriable SINK_TIMEOUT.
+   * One send: a request per partition, all at once, each tried again with the same producer after
+   * retriable failures until the deadline (the broker then drops a batch it already has).
+   * `onConfirmed` hears of each partition's part as Kafka confirms it, so a send that fails still
+   * says what it stored: one request across partitions fails as a whole when one broker fails, and
+   * sending it again would store the other brokers' parts twice, under new sequence numbers. At
+   * the deadline the parts still in flight are abandoned with their producer, and the send fails
+   * with a retriable SINK_TIMEOUT; other failures fail it once every part in flight has ended.
    */
-  async send(messages: readonly { key: Buffer; value: Buffer }[]): Promise<SendAnswer[]> {
+  async send<M extends Message>(
+    parts: readonly PartitionPart<M>[],
+    onConfirmed: (part: PartitionPart<M>, answers: SendAnswer[]) => void,
+  ): Promise<void> {
     const producer = await this.connect();
     const { timeoutMs } = this.options;
     const deadline = Date.now() + timeoutMs;
+    let pending = parts;
     for (let backoffMs = 100; ; backoffMs = Math.min(backoffMs * 2, 2_000)) {
-      const started = performance.now();
-      const attempt = producer.send(messages);
-      const outcome = await settleBy(attempt, deadline);
-      this.options.publishTimer?.observe(
-        (performance.now() - started) / 1000,
-        outcome.kind === 'ok' ? 'ok' : 'error',
-      );
-      if (outcome.kind === 'ok') return outcome.value;
-      if (outcome.kind === 'late') {
-        this.abandon(producer, attempt, messages.length);
+      const attempts = pending.map((part) => ({ part, attempt: this.timed(producer, part) }));
+      const outcomes = await Promise.all(attempts.map(({ attempt }) => settleBy(attempt, deadline)));
+      const failed: { part: PartitionPart<M>; error: unknown }[] = [];
+      const late: typeof attempts = [];
+      outcomes.forEach((outcome, i) => {
+        const attempt = attempts[i] as (typeof attempts)[number];
+        if (outcome.kind === 'ok') onConfirmed(attempt.part, outcome.value);
+        else if (outcome.kind === 'late') late.push(attempt);
+        else failed.push({ part: attempt.part, error: outcome.error });
+      });
+      if (late.length > 0) {
+        const records = late.reduce((sum, { part }) => sum + part.messages.length, 0);
+        this.abandon(producer, Promise.allSettled(late.map(({ attempt }) => attempt)), records);
         throw new StorageError(
           'SINK_TIMEOUT',
-          `Kafka did not confirm a send of ${messages.length} records within ${timeoutMs} ms`,
+          `Kafka did not confirm a send of ${records} records within ${timeoutMs} ms`,
         );
       }
-      const failure = toSinkFailure(outcome.error, this.options.topic);
+      if (failed.length === 0) return;
+      const judged = failed.map(({ error }) => ({ raw: error, ...toSinkFailure(error, this.options.topic) }));
+      // A failure that needs a new producer is the one the caller must see, then one not retriable.
+      const worst = judged.find((f) => f.resetProducer) ?? judged.find((f) => !f.error.retriable);
       const waitMs = Math.min(backoffMs, deadline - Date.now());
-      if (!failure.error.retriable || failure.resetProducer || waitMs <= 0) throw outcome.error;
-      this.options.logger.debug({ err: outcome.error, retryInMs: waitMs }, 'Kafka send failed; trying again');
+      if (worst || waitMs <= 0) throw (worst ?? (judged[0] as (typeof judged)[number])).raw;
+      this.options.logger.debug(
+        { err: judged[0]?.raw, partitions: failed.map(({ part }) => part.partition), retryInMs: waitMs },
+        'Kafka send failed; trying again',
+      );
       await new Promise((resolve) => setTimeout(resolve, waitMs));
+      pending = failed.map(({ part }) => part);
     }
   }
 
@@ -122,7 +151,22 @@ export class ProducerSlot {
     return producer;
   }
 
-  /** Cuts the producer off, and has the next operation wait until the send in flight ended. */
+  /** One partition's request, timed for the publish-latency histogram. */
+  private async timed(producer: SinkProducer, part: PartitionPart<Message>): Promise<SendAnswer[]> {
+    const started = performance.now();
+    const observe = (result: 'ok' | 'error'): void =>
+      this.options.publishTimer?.observe((performance.now() - started) / 1000, result);
+    try {
+      const answers = await producer.send(part.partition, part.messages);
+      observe('ok');
+      return answers;
+    } catch (err) {
+      observe('error');
+      throw err;
+    }
+  }
+
+  /** Cuts the producer off, and has the next operation wait until the sends in flight ended. */
   private abandon(producer: SinkProducer, attempt: Promise<unknown>, records: number): void {
     const { logger, timeoutMs } = this.options;
     logger.warn({ records, timeoutMs }, 'Kafka did not confirm a send in time; abandoning its producer');

@@ -5,7 +5,7 @@ import type { Logger } from '../../logger.js';
 import type { BlobStore } from '../../ports/blob-store.js';
 import type { PageSink, SinkRecord } from '../../ports/page-sink.js';
 import { claimCheck } from './claim-check.js';
-import { splitIntoSends } from './kafka-batches.js';
+import { byPartition, splitIntoSends } from './kafka-batches.js';
 import { formatKafkaCheckpoint, PartitionEnds } from './kafka-checkpoint.js';
 import { toSinkFailure } from './kafka-errors.js';
 import { recoverAfter } from './kafka-recovery.js';
@@ -67,11 +67,14 @@ const noop = (): void => undefined;
  * in each partition. Writes run one at a time, so per key the order of writes is the order in the
  * topic.
  *
- * A write is split into sends bounded in bytes, each with its own deadline. A send that misses it is
- * abandoned: its producer's connections are cut, so nothing of it can reach Kafka any more, and the
- * next write starts only once it has ended, on a new producer. Two writes of the same records never
- * race. Records a failed write did store (in its earlier sends) are not sent again when the same
- * record objects are written again. Delivery stays at-least-once: a send abandoned or failed after
+ * A write is split into sends bounded in bytes, each with its own deadline, and each send into one
+ * produce request per partition, so Kafka confirms or refuses each partition's part on its own (a
+ * request across partitions led by several brokers fails whole when one of them fails, and sent
+ * again it stored the others' parts twice). A send that misses its deadline is abandoned: its
+ * producer's connections are cut, so nothing of it can reach Kafka any more, and the next write
+ * starts only once it has ended, on a new producer. Two writes of the same records never race.
+ * Records a failed write did store (in earlier sends, or other partitions' parts) are not sent
+ * again when the same record objects are written again. Delivery stays at-least-once: a send abandoned or failed after
  * the broker appended it is written again. `recover` finds what was written after a checkpoint.
  */
 export class KafkaSink implements PageSink {
@@ -228,11 +231,15 @@ export class KafkaSink implements PageSink {
         maxPartitionBytes: maxMessageBytes,
         maxRequestBytes: this.options.maxRequestBytes ?? 16 * 1024 * 1024,
       });
-      for (const batch of sends) {
-        const answers = await this.slot.send(batch);
-        this.ends?.confirm(answers, this.countByPartition(batch));
-        this.wroteAny = true;
-        for (const m of batch) confirmed.push(m.original);
+      for (const send of sends) {
+        await this.slot.send(
+          byPartition(send, (key) => this.partitionOf(key)),
+          (part, answers) => {
+            this.ends?.confirm(answers, new Map([[part.partition, part.messages.length]]));
+            this.wroteAny = true;
+            for (const m of part.messages) confirmed.push(m.original);
+          },
+        );
       }
     } catch (err) {
       const failure = toSinkFailure(err, this.topic);
@@ -271,18 +278,9 @@ export class KafkaSink implements PageSink {
     return this.preparing;
   }
 
-  /** The partition kafkajs will choose (same partitioner, same count), to size each send. */
+  /** Each key's partition (kafkajs's default partitioner over the count read at start), given to kafkajs with each message. */
   private partitionOf(key: Buffer): number {
     const partitionMetadata = this.partitionMetadata;
     return this.partitioner({ topic: this.topic, partitionMetadata, message: { key, value: null } });
-  }
-
-  private countByPartition(batch: readonly Outgoing[]): Map<number, number> {
-    const counts = new Map<number, number>();
-    for (const m of batch) {
-      const partition = this.partitionOf(m.key);
-      counts.set(partition, (counts.get(partition) ?? 0) + 1);
-    }
-    return counts;
   }
 }

@@ -17,8 +17,13 @@ export interface SendAnswer {
 /** An idempotent producer writing to the sink's topic with `acks: all`. */
 export interface SinkProducer {
   connect(): Promise<void>;
-  /** One produce request (kafkajs may try it once more); resolves once every message is confirmed. */
-  send(messages: readonly { key: Buffer; value: Buffer }[]): Promise<SendAnswer[]>;
+  /**
+   * One produce request of `messages` to one partition (kafkajs may try it once more); resolves
+   * once every message is confirmed. A request covers one partition, so it fails or succeeds as a
+   * whole: trying it again with this producer reuses its sequence numbers, and the broker drops
+   * what it already has.
+   */
+  send(partition: number, messages: readonly { key: Buffer; value: Buffer }[]): Promise<SendAnswer[]>;
   /**
    * Cuts this producer off: its connections close, sends in flight fail soon and nothing more it
    * sends reaches a broker. It is only disconnected afterwards.
@@ -121,12 +126,12 @@ class KafkajsProducer implements SinkProducer {
     return this.producer.connect();
   }
 
-  send(messages: readonly { key: Buffer; value: Buffer }[]): Promise<SendAnswer[]> {
+  send(partition: number, messages: readonly { key: Buffer; value: Buffer }[]): Promise<SendAnswer[]> {
     return this.producer.send({
       topic: this.topic,
       acks: -1,
       timeout: this.ackTimeoutMs,
-      messages: messages.map((m) => ({ key: m.key, value: m.value })),
+      messages: messages.map((m) => ({ key: m.key, value: m.value, partition })),
     });
   }
 
