@@ -36,6 +36,12 @@ describe('rabbitmq frontier: retiring a run that is over', () => {
         ['live'],
         'runs() leaves it out',
       );
+      // Its URL rows leave the ledger, in the background; the live run's stay.
+      await waitFor(async () => (await f.inspect?.('over', 'https://a.test/1')) === null, {
+        timeoutMs: 5_000,
+        message: "the finished run's URL rows deleted from the ledger",
+      });
+      assert.ok(await f.inspect?.('live', 'https://b.test/1'), "the live run's URL kept");
       const stats = await f.stats('over');
       assert.deepEqual([stats.total, stats.done, stats.ready, stats.delayed, stats.leased], [1, 1, 0, 0, 0]);
       // Twice is nothing more; the other run is untouched.

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Ledger } from '../../shared/adapters/frontier/rabbitmq/ledger.js';
+import { LedgerSweeper } from '../../shared/adapters/frontier/rabbitmq/ledger-sweeper.js';
+import { silentLogger, type Logger } from '../../shared/logger.js';
 
 test('the ledger keeps a run retired across a reopen, out of runs(), and opens a ledger written before runs could retire', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-ledger-retired-'));
@@ -102,4 +104,101 @@ test('a write that rolls back leaves the counters of the runs it touched as they
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+const task = (runId: string, url: string) => ({
+  runId,
+  url,
+  host: 'a.test',
+  depth: 0,
+  priority: 0,
+  parentUrl: null,
+});
+
+test("the URL rows of a retired run, once its queues are gone, are swept when no delivery of it is held; its counters and other runs' rows stay", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-ledger-sweep-'));
+  try {
+    const path = join(dir, 'ledger.db');
+    const ledger = new Ledger(path);
+    const urls = (runId: string, n: number) =>
+      Array.from({ length: n }, (_, i) => task(runId, `https://a.test/${runId}/${i}`));
+    ledger.record({ accepted: [...urls('done1', 25), ...urls('cancelled', 7), ...urls('live', 5)] });
+    ledger.record({ done: urls('done1', 25).map(({ runId, url }) => ({ runId, url })) });
+    const rows = (runId: string): number => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return (db.prepare('SELECT count(*) AS n FROM urls WHERE run_id = ?').get(runId) as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+
+    ledger.markRetired('done1');
+    assert.deepEqual(ledger.runsToSweep(), [], 'retired but its queues still there: kept');
+    assert.equal(ledger.sweepUrls('done1', 10), 0, 'refused before its queues are deleted');
+    assert.equal(ledger.sweepUrls('live', 10), 0, 'refused for a run still served');
+    ledger.markPurged('done1');
+    ledger.setState('cancelled', 'cancelled');
+    ledger.markPurged('cancelled');
+    assert.deepEqual(ledger.runsToSweep(), ['done1'], 'a cancelled run keeps its rows (late outcomes)');
+    assert.equal(ledger.sweepUrls('cancelled', 10), 0);
+
+    let held = true;
+    const sweeper = new LedgerSweeper({
+      ledger,
+      holds: () => held,
+      logger: silentLogger(),
+      sliceRows: 10,
+      pauseMs: 1,
+      heldRetryMs: 5,
+    });
+    sweeper.add('done1');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(rows('done1'), 25, 'nothing swept while a delivery of the run is held');
+    held = false;
+    const deadline = Date.now() + 5_000;
+    while (ledger.runsToSweep().length > 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    await sweeper.close();
+
+    assert.deepEqual(ledger.runsToSweep(), []);
+    assert.deepEqual([rows('done1'), rows('cancelled'), rows('live')], [0, 7, 5]);
+    assert.deepEqual(ledger.counts('done1'), { total: 25, done: 25, failed: 0 }, 'counters kept');
+    assert.deepEqual(
+      ledger.unseen([task('done1', 'https://a.test/done1/0'), task('done1', 'https://a.test/new')], () => 100)
+        .fresh,
+      [],
+      'a retired run takes no discoveries, seen before or not',
+    );
+    ledger.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the sweeper stops at close between two slices, and a failed slice leaves its run for the next start', async () => {
+  const calls: string[] = [];
+  const ledger = {
+    sweepUrls(runId: string, limit: number): number {
+      calls.push(runId);
+      if (runId === 'broken') throw new Error('disk I/O error');
+      return limit;
+    },
+  };
+  const logged: unknown[] = [];
+  const logger = { ...silentLogger(), warn: (o: unknown) => void logged.push(o) } as unknown as Logger;
+  const sweeper = new LedgerSweeper({ ledger, holds: () => false, logger, sliceRows: 10, pauseMs: 10_000 });
+  sweeper.add('broken');
+  sweeper.add('endless');
+  const started = Date.now();
+  while (!calls.includes('endless') && Date.now() - started < 5_000)
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  await sweeper.close();
+  assert.ok(Date.now() - started < 5_000, 'close did not wait out the pause');
+  assert.deepEqual(
+    calls,
+    ['broken', 'endless'],
+    'one slice each: the broken run given up, the other stopped by close',
+  );
+  assert.equal(logged.length, 1);
 });

@@ -83,7 +83,8 @@ const RETIRED_COLUMN = 'ALTER TABLE runs ADD COLUMN retired INTEGER NOT NULL DEF
 
 /**
  * The RabbitMQ frontier's local record, one SQLite file: every URL each run accepted (the seen-sets,
- * on disk, so memory stays flat) with its state, each run's counters (behind stats() and maxTotal)
+ * on disk, so memory stays flat) with its state, until the run is over and its queues are gone
+ * (then they are swept, see ledger-sweeper.ts), each run's counters (behind stats() and maxTotal)
  * and control state, and the sink checkpoint. The broker holds the work; the ledger holds what the
  * work was. Writes are synchronous=FULL: a URL marked done here is acked in the broker right
  * after, so the mark must not be lost (a lost mark would leave a URL pending with no message to
@@ -184,6 +185,36 @@ export class Ledger {
     return [...this.runMap.values()].filter((run) => run.retired && !run.purged).map((run) => ({ ...run }));
   }
 
+  /**
+   * The runs over whose URL rows may go, and that still have some: retired, with their queues
+   * deleted (nothing of them can be delivered, and their discoveries are not taken). A cancelled
+   * run keeps them: outcomes of its leases still out are applied to them.
+   */
+  runsToSweep(): string[] {
+    try {
+      return [...this.runMap.values()]
+        .filter((run) => sweepable(run) && this.stmts.anyUrl.get(run.runId) !== undefined)
+        .map((run) => run.runId);
+    } catch (err) {
+      throw toFrontierError(err, 'ledger lookup', this.path);
+    }
+  }
+
+  /**
+   * Deletes up to `limit` URL rows of a run {@link runsToSweep} would list, in one durable
+   * write; how many it deleted (fewer than `limit`: none left). A run still served keeps its rows:
+   * 0 for it. Its counters stay, so stats(runId) still gives them.
+   */
+  sweepUrls(runId: string, limit: number): number {
+    const run = this.runMap.get(runId);
+    if (run === undefined || !sweepable(run)) return 0;
+    try {
+      return this.stmts.sweepUrls.run(runId, runId, limit).changes;
+    } catch (err) {
+      throw toFrontierError(err, 'ledger write', this.path);
+    }
+  }
+
   stateOf(runId: string): RunState | undefined {
     return this.runMap.get(runId)?.state;
   }
@@ -202,7 +233,7 @@ export class Ledger {
 
   /**
    * The tasks to accept: URLs neither in their run's seen-set nor earlier in `tasks`, at most
-   * `roomOf(runId)` per run, none of a cancelled run; `capped` when a room kept out a URL its run
+   * `roomOf(runId)` per run, none of a cancelled or retired run; `capped` when a room kept out a URL its run
    * does not have. Nothing is recorded: the caller publishes them first and records them after
    * the confirm.
    */
@@ -217,7 +248,8 @@ export class Ledger {
     try {
       for (const task of tasks) {
         const key = `${task.runId}\n${task.url}`;
-        if (inCall.has(key) || this.stateOf(task.runId) === 'cancelled') continue;
+        if (inCall.has(key) || this.stateOf(task.runId) === 'cancelled' || this.isRetired(task.runId))
+          continue;
         if (this.stmts.lookup.get(task.runId, task.url) !== undefined) continue;
         const n = taken.get(task.runId) ?? 0;
         if (n >= roomOf(task.runId)) {
@@ -411,6 +443,11 @@ export class Ledger {
   }
 }
 
+/** Retired, and its queues deleted: nothing of it can be delivered, and it takes no discoveries. */
+function sweepable(run: LedgerRun): boolean {
+  return run.purged && run.retired;
+}
+
 /** A run the ledger has just met: nothing counted, neither purged nor retired. */
 function newRun(runId: string, state: RunState): LedgerRun {
   return { runId, state, total: 0, done: 0, failed: 0, purged: false, retired: false };
@@ -423,6 +460,10 @@ function prepare(db: Database.Database) {
     ),
     insert: db.prepare<[string, string, number, number]>(
       'INSERT OR IGNORE INTO urls (run_id, url, state, attempt) VALUES (?, ?, ?, ?)',
+    ),
+    anyUrl: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM urls WHERE run_id = ? LIMIT 1'),
+    sweepUrls: db.prepare<[string, string, number]>(
+      'DELETE FROM urls WHERE run_id = ? AND url IN (SELECT url FROM urls WHERE run_id = ? LIMIT ?)',
     ),
     setUrlState: db.prepare<[number, string, string]>(
       'UPDATE urls SET state = ? WHERE run_id = ? AND url = ?',

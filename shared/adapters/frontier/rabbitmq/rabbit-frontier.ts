@@ -19,6 +19,7 @@ import { assertNewTasks, assertRunId, assertSettlement } from '../task-input.js'
 import { ackOn, BrokerLink, requeueOn, type Link } from './broker-link.js';
 import { claimSettlement, FrontierWriter } from './frontier-writer.js';
 import { DeliveryIntake } from './delivery-intake.js';
+import { LedgerSweeper } from './ledger-sweeper.js';
 import { Ledger, LedgerState } from './ledger.js';
 import { LeaseBook, toLease, type Delivery, type Held } from './lease-book.js';
 import { OutgoingMessages } from './outgoing-messages.js';
@@ -111,6 +112,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private readonly clock: () => number;
   private readonly log: Logger;
   private readonly ledger: Ledger;
+  private readonly sweeper: LedgerSweeper;
   private readonly sharedSeen: SharedSeen | null;
   /** Per run, the counters last written to the shared store (`total,done,failed`). */
   private readonly reported = new Map<string, string>();
@@ -187,6 +189,11 @@ class RabbitFrontierImpl implements RabbitFrontier {
       ...(options.publishTimer ? { publishTimer: options.publishTimer } : {}),
     });
     this.ledger = new Ledger(options.ledgerPath, undefined, opts.shards > 1 ? 'uncounted' : 'counted');
+    this.sweeper = new LedgerSweeper({
+      ledger: this.ledger,
+      holds: (runId) => this.book.leasedOf(runId) + this.book.bufferedOf(runId) > 0,
+      logger: this.log.child({ module: 'ledger-sweeper' }),
+    });
     this.sharedSeen =
       opts.shards > 1 && options.sharedSeen
         ? sqlSharedSeen({
@@ -264,6 +271,11 @@ class RabbitFrontierImpl implements RabbitFrontier {
       await this.link.close();
       this.ledger.close();
       throw err;
+    }
+    try {
+      for (const runId of this.ledger.runsToSweep()) this.sweeper.add(runId);
+    } catch (err) {
+      this.log.warn({ err }, "could not list the finished runs' URL rows to delete; tried at the next start");
     }
     if (this.membership !== null) {
       this.shardTimer = setInterval(() => this.shardTick(), this.opts.shardHeartbeatMs);
@@ -729,6 +741,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
       for (const delivery of back) requeueOn(delivery.link, delivery.message);
       await this.link.close();
       await this.tail;
+      await this.sweeper.close();
       this.ledger.close();
     })());
   }
@@ -1020,6 +1033,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
       return;
     }
     this.ledger.markPurged(runId);
+    this.sweeper.add(runId);
     await this.sharedSeen?.forget(runId);
     this.log.info({ runId, queues: queues.length }, "a finished run's queues are deleted");
   }

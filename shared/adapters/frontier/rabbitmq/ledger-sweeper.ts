@@ -1,0 +1,112 @@
+import type { Logger } from '../../../logger.js';
+import type { Ledger } from './ledger.js';
+
+export interface LedgerSweeperOptions {
+  ledger: Pick<Ledger, 'sweepUrls'>;
+  /**
+   * Whether this process still holds deliveries of the run (leased, settling or buffered): their
+   * outcomes are settled against its URL rows, so the run waits until none is left.
+   */
+  holds: (runId: string) => boolean;
+  logger: Logger;
+  /** URL rows deleted per write (default 2,000). */
+  sliceRows?: number;
+  /** Pause between two writes (default 20 ms), so the frontier's own writes go between them. */
+  pauseMs?: number;
+  /** How often runs still held are looked at again (default 1 s). */
+  heldRetryMs?: number;
+}
+
+/**
+ * Deletes the URL rows of runs that are over (retired, and their queues deleted) from the ledger, a
+ * slice per write, in the background: a scheduler that serves a run a day would otherwise keep
+ * every URL of every run it ever served on disk. SQLite reuses the freed pages, so the file stops
+ * growing; it does not shrink. A failed write is logged and its run left for the next start (the
+ * ledger lists it again: `runsToSweep`).
+ */
+export class LedgerSweeper {
+  private readonly queue = new Set<string>();
+  private running: Promise<void> | null = null;
+  private closed = false;
+  private wake: (() => void) | null = null;
+  private readonly sliceRows: number;
+  private readonly pauseMs: number;
+  private readonly heldRetryMs: number;
+
+  constructor(private readonly options: LedgerSweeperOptions) {
+    this.sliceRows = options.sliceRows ?? 2_000;
+    this.pauseMs = options.pauseMs ?? 20;
+    this.heldRetryMs = options.heldRetryMs ?? 1_000;
+  }
+
+  /** Sweeps the run's URL rows, once this process holds none of its deliveries. */
+  add(runId: string): void {
+    if (this.closed) return;
+    this.queue.add(runId);
+    this.kick();
+  }
+
+  /** Stops after the write in progress; what is left is swept at the next start. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wake?.();
+    await this.running;
+  }
+
+  private kick(): void {
+    if (this.running !== null) return;
+    this.running = this.loop().finally(() => {
+      this.running = null;
+      // A run added while the loop was ending.
+      if (this.queue.size > 0 && !this.closed) this.kick();
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (this.queue.size > 0 && !this.closed) {
+      let swept = false;
+      for (const runId of [...this.queue]) {
+        if (this.closed) return;
+        if (this.options.holds(runId)) continue;
+        await this.sweep(runId);
+        swept = true;
+      }
+      if (!swept) await this.pause(this.heldRetryMs);
+    }
+  }
+
+  private async sweep(runId: string): Promise<void> {
+    const { ledger, logger } = this.options;
+    let rows = 0;
+    try {
+      for (;;) {
+        const deleted = ledger.sweepUrls(runId, this.sliceRows);
+        rows += deleted;
+        if (deleted < this.sliceRows) break;
+        await this.pause(this.pauseMs);
+        if (this.closed) return;
+      }
+      if (rows > 0) logger.info({ runId, rows }, "a finished run's URL rows are deleted from the ledger");
+    } catch (err) {
+      logger.warn(
+        { err, runId, rows },
+        "could not delete a finished run's URL rows; tried at the next start",
+      );
+    }
+    this.queue.delete(runId);
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve();
+      };
+    });
+  }
+}
