@@ -226,6 +226,41 @@ describe('kafka sink: sends and their deadlines', () => {
     await sink.close();
   });
 
+  test('a topic not served by every broker yet is asked again at start; another error fails it at once', async () => {
+    const transport = new FakeKafkaTransport();
+    const served = transport.offsets.bind(transport);
+    let calls = 0;
+    transport.offsets = async () => {
+      calls += 1;
+      if (calls <= 2)
+        throw Object.assign(new Error('This server does not host this topic-partition'), {
+          name: 'KafkaJSProtocolError',
+          type: 'UNKNOWN_TOPIC_OR_PARTITION',
+          retriable: true,
+        });
+      return served();
+    };
+    const { sink } = sinkOn(transport, { writeTimeoutMs: 2_000 });
+    await sink.start();
+    assert.equal(calls, 3);
+    await sink.close();
+
+    const refused = new FakeKafkaTransport();
+    let refusedCalls = 0;
+    refused.offsets = async () => {
+      refusedCalls += 1;
+      throw Object.assign(new Error('not allowed'), {
+        name: 'KafkaJSProtocolError',
+        type: 'TOPIC_AUTHORIZATION_FAILED',
+        retriable: false,
+      });
+    };
+    const other = sinkOn(refused, { writeTimeoutMs: 2_000 }).sink;
+    await assert.rejects(other.start(), { code: 'SINK_AUTH' });
+    assert.equal(refusedCalls, 1);
+    await other.close();
+  });
+
   test('connecting is bounded by the deadline too', async () => {
     const transport = new FakeKafkaTransport();
     transport.prepare = () => new Promise(() => undefined);

@@ -69,6 +69,19 @@ export function toSinkFailure(err: unknown, topic: string): SinkFailure {
     : fail('SINK_KAFKA_REJECTED', 'Kafka refused the write');
 }
 
+/** Errors of a topic just created on several brokers that not all of them know yet. */
+const TOPIC_NOT_READY = new Set([
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'LEADER_NOT_AVAILABLE',
+  'NOT_LEADER_FOR_PARTITION',
+  'NOT_LEADER_OR_FOLLOWER',
+]);
+
+/** Whether a kafkajs error says the topic's partitions are not served yet (wait, then ask again). */
+export function isTopicNotReady(err: unknown): boolean {
+  return causeChain(err).some((e) => typeof e.type === 'string' && TOPIC_NOT_READY.has(e.type));
+}
+
 function causeChain(err: unknown): KafkaLikeError[] {
   const chain: KafkaLikeError[] = [];
   let current: unknown = err;

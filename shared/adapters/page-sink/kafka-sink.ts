@@ -8,6 +8,7 @@ import { claimCheck } from './claim-check.js';
 import { byPartition, splitIntoSends } from './kafka-batches.js';
 import { formatKafkaCheckpoint, PartitionEnds } from './kafka-checkpoint.js';
 import { toSinkFailure } from './kafka-errors.js';
+import { untilTopicServed } from './kafka-topic.js';
 import { recoverAfter } from './kafka-recovery.js';
 import { closedError, ProducerSlot } from './kafka-producer-slot.js';
 import { createKafkajsTransport, type KafkaTransport } from './kafka-transport.js';
@@ -265,7 +266,8 @@ export class KafkaSink implements PageSink {
         replicas: [],
         isr: [],
       }));
-      const offsets = await this.transport.offsets();
+      // A topic just created on several brokers is not served by all of them at once.
+      const offsets = await untilTopicServed(() => this.transport.offsets());
       if (!this.ends) {
         const ends: number[] = [];
         for (const o of offsets) ends[o.partition] = o.high;

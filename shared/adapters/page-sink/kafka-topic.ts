@@ -1,5 +1,6 @@
 import kafkajs, { type Kafka } from 'kafkajs';
 import type { Logger } from '../../logger.js';
+import { isTopicNotReady } from './kafka-errors.js';
 
 export interface TopicSpec {
   topic: string;
@@ -59,19 +60,25 @@ export async function ensureTopic(kafka: Kafka, spec: TopicSpec, logger?: Logger
     const existing = await admin.listTopics();
     const created = !existing.includes(spec.topic);
     if (created) {
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: [
-          {
-            topic: spec.topic,
-            numPartitions: spec.partitions,
-            replicationFactor: spec.replicationFactor,
-            configEntries: topicConfigEntries(spec.replicationFactor),
-          },
-        ],
-      });
+      // kafkajs waits for the new partitions' leaders, but fails when the broker it asks does not
+      // know the topic yet (several brokers): it is created then, and waited for just below.
+      await admin
+        .createTopics({
+          waitForLeaders: true,
+          topics: [
+            {
+              topic: spec.topic,
+              numPartitions: spec.partitions,
+              replicationFactor: spec.replicationFactor,
+              configEntries: topicConfigEntries(spec.replicationFactor),
+            },
+          ],
+        })
+        .catch((err: unknown) => {
+          if (!isTopicNotReady(err)) throw err;
+        });
     }
-    const metadata = await admin.fetchTopicMetadata({ topics: [spec.topic] });
+    const metadata = await untilTopicServed(() => admin.fetchTopicMetadata({ topics: [spec.topic] }));
     const partitions = metadata.topics[0]?.partitions ?? [];
     if (!created && logger && partitions.length > 0) {
       const replicationFactor = Math.min(...partitions.map((p) => p.replicas.length));
@@ -87,6 +94,22 @@ export async function ensureTopic(kafka: Kafka, spec: TopicSpec, logger?: Logger
     return partitions.length || spec.partitions;
   } finally {
     await admin.disconnect();
+  }
+}
+
+/**
+ * `read`, asked again while it fails because a broker does not serve the topic yet (one just
+ * created on several brokers reaches them one by one), for up to `timeoutMs`.
+ */
+export async function untilTopicServed<T>(read: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (let waitMs = 100; ; waitMs = Math.min(waitMs * 2, 1_000)) {
+    try {
+      return await read();
+    } catch (err) {
+      if (!isTopicNotReady(err) || Date.now() + waitMs > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
   }
 }
 
