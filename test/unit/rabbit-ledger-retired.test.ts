@@ -8,6 +8,16 @@ import { Ledger } from '../../shared/adapters/frontier/rabbitmq/ledger.js';
 import { LedgerSweeper } from '../../shared/adapters/frontier/rabbitmq/ledger-sweeper.js';
 import { silentLogger, type Logger } from '../../shared/logger.js';
 
+/** A task of `runId` for `url`, as the frontier hands it to the ledger. */
+const task = (runId: string, url: string) => ({
+  runId,
+  url,
+  host: 'a.test',
+  depth: 0,
+  priority: 0,
+  parentUrl: null,
+});
+
 test('the ledger keeps a run retired across a reopen, out of runs(), and opens a ledger written before runs could retire', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-ledger-retired-'));
   try {
@@ -66,14 +76,6 @@ test('a write that rolls back leaves the counters of the runs it touched as they
     const path = join(dir, 'ledger.db');
     const ledger = new Ledger(path);
     try {
-      const task = (runId: string, url: string) => ({
-        runId,
-        url,
-        host: 'a.test',
-        depth: 0,
-        priority: 0,
-        parentUrl: null,
-      });
       ledger.record({ accepted: [task('r1', 'https://a.test/1'), task('r1', 'https://a.test/2')] });
       ledger.record({ accepted: [task('r2', 'https://a.test/1')] });
       // The last statement of a write fails: everything before it in the transaction rolls back.
@@ -104,15 +106,6 @@ test('a write that rolls back leaves the counters of the runs it touched as they
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-});
-
-const task = (runId: string, url: string) => ({
-  runId,
-  url,
-  host: 'a.test',
-  depth: 0,
-  priority: 0,
-  parentUrl: null,
 });
 
 test("the URL rows of a retired run, once its queues are gone, are swept when no delivery of it is held; its counters and other runs' rows stay", async () => {
