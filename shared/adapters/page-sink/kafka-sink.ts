@@ -75,8 +75,9 @@ const noop = (): void => undefined;
  * producer's connections are cut, so nothing of it can reach Kafka any more, and the next write
  * starts only once it has ended, on a new producer. Two writes of the same records never race.
  * Records a failed write did store (in earlier sends, or other partitions' parts) are not sent
- * again when the same record objects are written again. Delivery stays at-least-once: a send abandoned or failed after
- * the broker appended it is written again. `recover` finds what was written after a checkpoint.
+ * again when the same record objects are written again. Delivery stays at-least-once: a send
+ * abandoned or failed after the broker appended it is written again. `recover` finds what was
+ * written after a checkpoint.
  */
 export class KafkaSink implements PageSink {
   private readonly logger: Logger;
@@ -280,7 +281,10 @@ export class KafkaSink implements PageSink {
     return this.preparing;
   }
 
-  /** Each key's partition (kafkajs's default partitioner over the count read at start), given to kafkajs with each message. */
+  /**
+   * Each key's partition: kafkajs's default partitioner over the count read at start. It goes to
+   * kafkajs with each message, so the requests are the parts this sink counted.
+   */
   private partitionOf(key: Buffer): number {
     const partitionMetadata = this.partitionMetadata;
     return this.partitioner({ topic: this.topic, partitionMetadata, message: { key, value: null } });

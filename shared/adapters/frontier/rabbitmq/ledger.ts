@@ -233,9 +233,9 @@ export class Ledger {
 
   /**
    * The tasks to accept: URLs neither in their run's seen-set nor earlier in `tasks`, at most
-   * `roomOf(runId)` per run, none of a cancelled or retired run; `capped` when a room kept out a URL its run
-   * does not have. Nothing is recorded: the caller publishes them first and records them after
-   * the confirm.
+   * `roomOf(runId)` per run, none of a cancelled or retired run; `capped` when a room kept out a
+   * URL its run does not have. Nothing is recorded: the caller publishes them first and records
+   * them after the confirm.
    */
   unseen(
     tasks: readonly NewTask[],
