@@ -71,7 +71,10 @@ export function routeOutcome(
             pageLevel: run.level(0),
           })
         : run.linkFilter(
-            header.outcome === 'not-modified' ? confirmedLinks(deps, run.jobId, lease.url) : header.links,
+            deps.settler.unknownLinks(
+              lease.runId,
+              header.outcome === 'not-modified' ? confirmedLinks(deps, run.jobId, lease.url) : header.links,
+            ),
             lease,
           );
     const capture: CaptureUpdate | undefined =

@@ -164,6 +164,16 @@ export class Settler {
     this.kick();
   }
 
+  /**
+   * The links of a page not known to be in its run already. Most links on a page point at pages
+   * the run has (20 links a page, one new page each), so asking the seen-cache before the run's
+   * scope and depth rules spares those a URL parse each (`ack` checks the tasks again).
+   */
+  unknownLinks(runId: string, links: readonly string[]): readonly string[] {
+    const seen = this.options.seen;
+    return seen ? links.filter((url) => !seen.has(runId, url)) : links;
+  }
+
   private unseen(discovered: NewTask[]): NewTask[] {
     const seen = this.options.seen;
     return seen ? discovered.filter((task) => !seen.has(task.runId, task.url)) : discovered;

@@ -312,6 +312,31 @@ describe('Settler', () => {
     );
   });
 
+  test('unknownLinks: the links whose settle made them known are left out, per run', async () => {
+    const seen = new SeenCache();
+    settler = new Settler({
+      sink,
+      frontier,
+      logger: silentLogger(),
+      maxTotal: 0,
+      seen,
+      onSettled: () => undefined,
+    });
+    const [lease] = await leaseAll(['https://a.test/']);
+    assert.ok(lease);
+    const links = ['https://a.test/new', 'https://a.test/other'];
+    assert.deepEqual(settler.unknownLinks('default', links), links, 'nothing known before the settle');
+    settler.ack(lease, record(lease.url), [newTask('https://a.test/new', 1)]);
+    await settler.flush();
+    assert.deepEqual(settler.unknownLinks('default', links), ['https://a.test/other']);
+    assert.deepEqual(settler.unknownLinks('another-run', links), links, 'another run knows neither');
+    assert.deepEqual(
+      makeSettler().unknownLinks('default', links),
+      links,
+      'without a seen-cache: all of them',
+    );
+  });
+
   test('a record the sink refuses for good fails that URL only, with a failure record', async () => {
     const [good, bad] = await leaseAll(['https://a.test/good', 'https://a.test/bad']);
     assert.ok(good && bad);
