@@ -20,6 +20,9 @@
  * 50–200 ms, each checking the crawl's politeness, and every runner held against the ceiling that
  * politeness and latency allow.
  *
+ * `--http-client [--requests 10000] [--rounds 5]` measures what one request costs the crawler's
+ * process with node:http, got and the crawler's Fetcher (http-client/main.ts).
+ *
  * `--extract [--rounds 20]` measures the cleaner instead (extract/main.ts, docs/extract.md): main-
  * text F1 against trafilatura on labelled real pages, and pages cleaned per CPU-second.
  */
@@ -31,6 +34,7 @@ import { warmKafka } from './cluster-resources.js';
 import { measureClusterRunner } from './cluster-runner.js';
 import { extractBenchMain } from './extract/main.js';
 import { hostsBenchMain } from './hosts/main.js';
+import { httpClientBenchMain } from './http-client/main.js';
 import { measureRunner } from './measure-runner.js';
 import { BENCH_USAGE, parseBenchOptions, type BenchOptions } from './options.js';
 import { optionsOrExit } from './options-error.js';
@@ -41,6 +45,7 @@ import { warmSite, WARM_UP_PAGES } from './warm-site.js';
 
 if (process.argv.includes('--extract')) process.exit(await extractBenchMain(process.argv.slice(2)));
 if (process.argv.includes('--hosts')) process.exit(await hostsBenchMain(process.argv.slice(2)));
+if (process.argv.includes('--http-client')) process.exit(await httpClientBenchMain(process.argv.slice(2)));
 
 const argv = process.argv.slice(2);
 const parsed = optionsOrExit('bench', BENCH_USAGE, argv, () => parseBenchOptions(argv));

@@ -61,7 +61,8 @@ durable crawl), crawlee and bare (fetch + parse5, nothing durable); ratios and t
   --timeout-s N              a runner that takes longer fails (900)
   --verbose                  the runners' own output too
 
-Other benches: --hosts (many slow hosts, politeness ceiling), --extract (the cleaner on labelled pages).
+Other benches: --hosts (many slow hosts, politeness ceiling), --extract (the cleaner on labelled pages),
+--http-client (CPU per request of node:http, got and the crawler's Fetcher).
 A million pages: npm run bench -- --pages 1000000 --only ackcrawl --timeout-s 2400`;
 
 export function parseBenchOptions(argv: string[]): BenchOptions {
