@@ -165,9 +165,9 @@ export class Settler {
   }
 
   /**
-   * The links of a page not known to be in its run already. Most links on a page point at pages
-   * the run has (20 links a page, one new page each), so asking the seen-cache before the run's
-   * scope and depth rules spares those a URL parse each (`ack` checks the tasks again).
+   * The links of a page not known to be in its run already. Once a crawl is going, most links on
+   * a page point at pages its run has, so asking the seen-cache before the run's scope and depth
+   * rules spares those a URL parse each. (`ack` asks again for the tasks made of the others.)
    */
   unknownLinks(runId: string, links: readonly string[]): readonly string[] {
     const seen = this.options.seen;

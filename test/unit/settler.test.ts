@@ -95,12 +95,13 @@ describe('Settler', () => {
   let settled: { result: SettleResult; acks: number; retries: number; failures: number }[];
   let settler: Settler;
 
-  const makeSettler = (maxTotal = 0): Settler =>
+  const makeSettler = (maxTotal = 0, seen?: SeenCache): Settler =>
     new Settler({
       sink,
       frontier,
       logger: silentLogger(),
       maxTotal,
+      ...(seen ? { seen } : {}),
       onSettled: (result, counts) => settled.push({ result, ...counts }),
     });
 
@@ -286,14 +287,7 @@ describe('Settler', () => {
 
   test('with a seen-cache: known links are not sent to the frontier, settled ones become known', async () => {
     const seen = new SeenCache();
-    settler = new Settler({
-      sink,
-      frontier,
-      logger: silentLogger(),
-      maxTotal: 0,
-      seen,
-      onSettled: () => undefined,
-    });
+    settler = makeSettler(0, seen);
     const [first, second] = await leaseAll(['https://a.test/', 'https://a.test/x']);
     assert.ok(first && second);
     settler.ack(first, record(first.url), [newTask('https://a.test/new', 1)]);
@@ -314,14 +308,7 @@ describe('Settler', () => {
 
   test('unknownLinks: the links whose settle made them known are left out, per run', async () => {
     const seen = new SeenCache();
-    settler = new Settler({
-      sink,
-      frontier,
-      logger: silentLogger(),
-      maxTotal: 0,
-      seen,
-      onSettled: () => undefined,
-    });
+    settler = makeSettler(0, seen);
     const [lease] = await leaseAll(['https://a.test/']);
     assert.ok(lease);
     const links = ['https://a.test/new', 'https://a.test/other'];
@@ -394,14 +381,7 @@ describe('Settler', () => {
 
   test('links of a stale ack are not remembered as seen: the page fetched again can queue them', async () => {
     const seen = new SeenCache();
-    settler = new Settler({
-      sink,
-      frontier,
-      logger: silentLogger(),
-      maxTotal: 0,
-      seen,
-      onSettled: () => undefined,
-    });
+    settler = makeSettler(0, seen);
     const [lease] = await leaseAll(['https://a.test/p']);
     assert.ok(lease);
     await sqlite.release([lease]);

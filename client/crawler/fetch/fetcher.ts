@@ -1,5 +1,5 @@
 import zlib from 'node:zlib';
-import got, { type Got } from 'got';
+import got, { type ExtendOptions, type Got } from 'got';
 import type { FetchSettings } from '../../../shared/protocol/messages.js';
 import type { Agents } from './agents.js';
 import { httpStatusCode } from '../../../shared/error-codes/index.js';
@@ -69,6 +69,36 @@ export interface FetchRoute {
   headers?: Record<string, string>;
 }
 
+/**
+ * got's options for a crawl's fetches (one place, so `npm run bench -- --http-client` measures
+ * the crawler's own): its timeouts, no retries of got's own (the scheduler owns retries), the
+ * redirect cap, decompression, and the crawl's identity.
+ */
+export function crawlerGotOptions(settings: FetchSettings, agents: Agents): ExtendOptions {
+  return {
+    agent: { http: agents.http, https: agents.https },
+    timeout: {
+      connect: settings.connectTimeoutMs,
+      response: settings.responseTimeoutMs,
+      request: settings.totalTimeoutMs,
+      // No byte for this long, at any point, ends the request: a server that sends its headers
+      // and then goes silent fails well before the total limit.
+      socket: Math.max(settings.connectTimeoutMs, settings.responseTimeoutMs),
+    },
+    retry: { limit: 0 },
+    followRedirect: true,
+    maxRedirects: settings.maxRedirects,
+    decompress: true,
+    throwHttpErrors: false,
+    http2: false,
+    headers: {
+      'user-agent': settings.userAgent,
+      accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+      'accept-encoding': 'gzip, deflate, br',
+    },
+  };
+}
+
 /** URLs whose server reset a request on a fresh socket, remembered by this many at most. */
 const RESET_MEMORY = 10_000;
 
@@ -87,28 +117,7 @@ export class Fetcher {
     private readonly settings: FetchSettings,
     agents: Agents,
   ) {
-    this.client = got.extend({
-      agent: { http: agents.http, https: agents.https },
-      timeout: {
-        connect: settings.connectTimeoutMs,
-        response: settings.responseTimeoutMs,
-        request: settings.totalTimeoutMs,
-        // No byte for this long, at any point, ends the request: a server that sends its headers
-        // and then goes silent fails well before the total limit.
-        socket: Math.max(settings.connectTimeoutMs, settings.responseTimeoutMs),
-      },
-      retry: { limit: 0 },
-      followRedirect: true,
-      maxRedirects: settings.maxRedirects,
-      decompress: true,
-      throwHttpErrors: false,
-      http2: false,
-      headers: {
-        'user-agent': settings.userAgent,
-        accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
-        'accept-encoding': 'gzip, deflate, br',
-      },
-    });
+    this.client = got.extend(crawlerGotOptions(settings, agents));
   }
 
   /**

@@ -15,10 +15,11 @@
  *   npm run bench -- --http-client [--requests 10000] [--concurrency 32] [--rounds 5]
  */
 import { Agent, get } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import { parseArgs } from 'node:util';
 import got from 'got';
 import { createAgents } from '../../../client/crawler/fetch/agents.js';
-import { Fetcher } from '../../../client/crawler/fetch/fetcher.js';
+import { crawlerGotOptions, Fetcher } from '../../../client/crawler/fetch/fetcher.js';
 import { fetchSettingsOf, parseCrawlSettings } from '../../../shared/crawl-settings/index.js';
 import { BenchOptionsError, optionsOrExit } from '../options-error.js';
 import { startSiteProcess } from '../site-process.js';
@@ -98,19 +99,9 @@ function buildClients(concurrency: number): [string, Fetch][] {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const settings = fetchSettingsOf(parseCrawlSettings({ seeds: ['http://127.0.0.1/'], allowPrivate: true }));
   const fetcher = new Fetcher(settings, createAgents({ allowPrivate: true, maxSockets: concurrency }));
-  const client = got.extend({
-    agent: { http: agent },
-    timeout: {
-      connect: settings.connectTimeoutMs,
-      response: settings.responseTimeoutMs,
-      request: settings.totalTimeoutMs,
-      socket: Math.max(settings.connectTimeoutMs, settings.responseTimeoutMs),
-    },
-    retry: { limit: 0 },
-    decompress: true,
-    throwHttpErrors: false,
-    http2: false,
-  });
+  const client = got.extend(
+    crawlerGotOptions(settings, { http: agent, https: new HttpsAgent({ keepAlive: true }) }),
+  );
   const viaHttp: Fetch = (url) =>
     new Promise((resolve, reject) => {
       get(url, { agent }, (res) => {
