@@ -28,6 +28,9 @@ test('each bench prints its own usage for --help and exits 0', async () => {
   const extract = await bench('--extract', '-h');
   assert.equal(extract.code, 0);
   assert.match(extract.stdout, /^usage: npm run bench -- --extract/);
+  const client = await bench('--http-client', '--help');
+  assert.equal(client.code, 0);
+  assert.match(client.stdout, /^usage: npm run bench -- --http-client/);
 });
 
 test('an option a bench cannot run with: what is wrong and the usage, exit 2, no stack trace', async () => {
@@ -44,6 +47,16 @@ test('an option a bench cannot run with: what is wrong and the usage, exit 2, no
       ['--extract', '--rounds', '0'],
       /^extract bench: invalid options:\n {2}--rounds must be a whole number 1..1000, got "0"/,
       /usage: npm run bench -- --extract/,
+    ],
+    [
+      ['--http-client', '--rounds', '0'],
+      /^http-client bench: invalid options:\n {2}--rounds must be a positive integer, got "0"/,
+      /usage: npm run bench -- --http-client/,
+    ],
+    [
+      ['--http-client', '--requestz', '5'],
+      /^http-client bench: Unknown option '--requestz'/,
+      /usage: npm run bench -- --http-client/,
     ],
   ];
   for (const [args, problem, usage] of cases) {
