@@ -112,7 +112,7 @@ export class RunControl implements Omit<RunHost, 'requeue'> {
   forgetRun(runId: string): boolean {
     const run = this.deps.registry.get(runId);
     // The single crawl's run is what `GET /crawl` reports on: never let go.
-    if (run?.state !== 'finished' || runId === DEFAULT_RUN_ID) return false;
+    if ((run?.state !== 'finished' && run?.state !== 'cancelled') || runId === DEFAULT_RUN_ID) return false;
     this.deps.registry.remove(runId);
     this.deps.runsChanged();
     this.deps.logger.info({ runId }, 'run no longer hosted: its end is recorded');

@@ -52,11 +52,13 @@ export interface RunHost {
    */
   requeue(runId: string, url: string): Promise<boolean | null>;
   /**
-   * A run that finished here and whose end SQL now holds (it is never re-opened) is no longer
-   * hosted: its counters are not read at every tick, its politeness and robots policy no longer
-   * bind the runs that follow, and it leaves `reports()`; the frontier retires it
-   * (Frontier.retireRun: no more consumers or counting of its queues). A run not finished here,
-   * and the single crawl's run (`GET /crawl` reports on it), are kept (false).
+   * A run that finished or was cancelled here and whose end SQL now holds (it is never re-opened)
+   * is no longer hosted: its counters are not read at every tick, its politeness and robots policy
+   * no longer bind the runs that follow, and it leaves `reports()`; the frontier retires a finished
+   * one (Frontier.retireRun: no more consumers or counting of its queues; a cancelled run's queues
+   * went with the cancel). Outcomes of its tasks still in flight are settled as for any run not
+   * hosted: recorded, their links not followed. A run neither finished nor cancelled here, and the
+   * single crawl's run (`GET /crawl` reports on it), are kept (false).
    */
   forgetRun(runId: string): boolean;
   reports(): RunReport[];

@@ -239,6 +239,9 @@ export class RunSync {
       case 'cancel':
         logger.info({ runId: action.runId }, 'cancelling run');
         await host.cancelRun(action.runId);
+        // SQL holds it cancelled, which nothing re-opens: the host lets it go, or every run ever
+        // cancelled would stay in its reports and its sync's maps until the scheduler restarts.
+        this.forget(action.runId);
         return;
       case 'update': {
         const settings = parseCrawlSettings(action.row.settings);

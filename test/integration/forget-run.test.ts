@@ -64,3 +64,49 @@ test('a finished run is let go: no more counter reads, no report; an active one 
   });
   assert.equal(reads.get('done-run'), readsWhenLetGo, 'the run let go is not read any more');
 });
+
+/**
+ * A cancelled run is let go too once SQL holds it cancelled (RunSync forgets it right after the
+ * cancel): before, every run ever cancelled stayed in its scheduler's reports and sync until a
+ * restart. Its page still in flight is settled when its outcome comes, without following links.
+ */
+test('a cancelled run is let go; the outcome of its page in flight is still settled, its links not followed', async (t) => {
+  const { scheduler, real, close } = bareScheduler(TOKEN);
+  const client = await RawClient.connect(await scheduler.start(), { token: TOKEN });
+  t.after(async () => {
+    await client.close();
+    await close();
+  });
+  await client.hello();
+  await scheduler.startRun({
+    runId: 'gone-run',
+    jobId: 'job',
+    settings: testJob(['http://c.test/'], { allowPrivate: true }),
+  });
+  await scheduler.startRun({
+    runId: 'kept-run',
+    jobId: 'job',
+    settings: testJob(['http://d.test/'], { allowPrivate: true }),
+  });
+  client.credit(2);
+  await waitFor(() => client.tasks().length === 2, { timeoutMs: 5_000, message: 'both seeds sent' });
+  const task = client.tasks().find((x) => x.runId === 'gone-run');
+  assert.ok(task);
+  assert.equal(scheduler.forgetRun('gone-run'), false, 'an active run is kept');
+
+  await scheduler.cancelRun('gone-run');
+  assert.equal(scheduler.forgetRun('gone-run'), true);
+  assert.deepEqual(
+    scheduler.reports().map((r) => r.runId),
+    ['kept-run'],
+  );
+
+  client.binary(encodeOutcomeFrame(okOutcome(task.taskId, ['http://c.test/next']), pageRecord(task)));
+  await waitFor(async () => (await real.stats('gone-run')).done === 1, {
+    timeoutMs: 5_000,
+    message: 'the late outcome settled',
+  });
+  const stats = await real.stats('gone-run');
+  assert.equal(stats.total, 1, 'its link was not followed');
+  assert.equal(stats.leased, 0);
+});

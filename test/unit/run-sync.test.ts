@@ -61,7 +61,8 @@ class RecordingHost implements RunHost {
     if (run) run.settings = settings;
   }
   forgetRun(runId: string): boolean {
-    if (this.runs.get(runId)?.state !== 'finished') return false;
+    const state = this.runs.get(runId)?.state;
+    if (state !== 'finished' && state !== 'cancelled') return false;
     this.calls.push(`forget ${runId}`);
     this.runs.delete(runId);
     return true;
@@ -188,12 +189,15 @@ describe('RunSync against the SQLite store', () => {
     await waitFor(() => host.runs.get(run.id)?.state === 'active', { message: 'resumed on the host' });
     await store.runs.transition(run.id, ['running'], 'cancelled', { endedAt: Date.now() });
     await control.publish({ type: 'cancel', runId: run.id });
-    await waitFor(() => host.runs.get(run.id)?.state === 'cancelled', { message: 'cancelled on the host' });
+    await waitFor(() => host.calls.includes(`cancel ${run.id}`), { message: 'cancelled on the host' });
+    // Cancelled in SQL for good: the host lets it go at once.
+    await waitFor(() => !host.runs.has(run.id), { message: 'let go by the host' });
     assert.deepEqual(host.calls, [
       `start ${run.id}`,
       `pause ${run.id}`,
       `resume ${run.id}`,
       `cancel ${run.id}`,
+      `forget ${run.id}`,
     ]);
     assert.equal((await stored(run.id)).state, 'cancelled');
   });
