@@ -1,12 +1,31 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
-import { bareScheduler } from '../helpers/bare-scheduler.js';
+import { bareScheduler, type BareScheduler } from '../helpers/bare-scheduler.js';
 import { okOutcome, pageRecord, RawClient } from '../helpers/raw-crawler.js';
 import { testJob } from '../helpers/test-job.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const TOKEN = 'forget-run-token-0123456789abcdef';
+
+/** A connected raw crawler on `bare`'s scheduler, closed (with the scheduler) after the test. */
+async function connect(t: TestContext, bare: BareScheduler): Promise<RawClient> {
+  const client = await RawClient.connect(await bare.scheduler.start(), { token: TOKEN });
+  t.after(async () => {
+    await client.close();
+    await bare.close();
+  });
+  await client.hello();
+  return client;
+}
+
+/** Starts run `runId` of one seed on host `host`. */
+const startRun = (bare: BareScheduler, runId: string, host: string): Promise<void> =>
+  bare.scheduler.startRun({
+    runId,
+    jobId: 'job',
+    settings: testJob([`http://${host}/`], { allowPrivate: true }),
+  });
 
 /**
  * A run whose end is recorded is let go by its scheduler (RunSync calls forgetRun): its counters
@@ -16,32 +35,20 @@ const TOKEN = 'forget-run-token-0123456789abcdef';
  */
 test('a finished run is let go: no more counter reads, no report; an active one is kept', async (t) => {
   const reads = new Map<string, number>();
-  const { scheduler, finished, close } = bareScheduler(TOKEN, (real) => ({
+  const bare = bareScheduler(TOKEN, (real) => ({
     stats: (runId?: string) => {
       if (runId !== undefined) reads.set(runId, (reads.get(runId) ?? 0) + 1);
       return real.stats(runId);
     },
   }));
-  const client = await RawClient.connect(await scheduler.start(), { token: TOKEN });
-  t.after(async () => {
-    await client.close();
-    await close();
-  });
-  await client.hello();
-  await scheduler.startRun({
-    runId: 'done-run',
-    jobId: 'job',
-    settings: testJob(['http://a.test/'], { allowPrivate: true }),
-  });
+  const { scheduler, finished } = bare;
+  const client = await connect(t, bare);
+  await startRun(bare, 'done-run', 'a.test');
   client.credit(1);
   await waitFor(() => client.tasks().length === 1, { timeoutMs: 5_000, message: 'the seed sent' });
   const [task] = client.tasks();
   assert.ok(task);
-  await scheduler.startRun({
-    runId: 'busy-run',
-    jobId: 'job',
-    settings: testJob(['http://b.test/'], { allowPrivate: true }),
-  });
+  await startRun(bare, 'busy-run', 'b.test');
   assert.equal(scheduler.forgetRun('done-run'), false, 'a run with its page in flight is kept');
 
   client.binary(encodeOutcomeFrame(okOutcome(task.taskId), pageRecord(task)));
@@ -71,23 +78,11 @@ test('a finished run is let go: no more counter reads, no report; an active one 
  * restart. Its page still in flight is settled when its outcome comes, without following links.
  */
 test('a cancelled run is let go; the outcome of its page in flight is still settled, its links not followed', async (t) => {
-  const { scheduler, real, close } = bareScheduler(TOKEN);
-  const client = await RawClient.connect(await scheduler.start(), { token: TOKEN });
-  t.after(async () => {
-    await client.close();
-    await close();
-  });
-  await client.hello();
-  await scheduler.startRun({
-    runId: 'gone-run',
-    jobId: 'job',
-    settings: testJob(['http://c.test/'], { allowPrivate: true }),
-  });
-  await scheduler.startRun({
-    runId: 'kept-run',
-    jobId: 'job',
-    settings: testJob(['http://d.test/'], { allowPrivate: true }),
-  });
+  const bare = bareScheduler(TOKEN);
+  const { scheduler, real } = bare;
+  const client = await connect(t, bare);
+  await startRun(bare, 'gone-run', 'c.test');
+  await startRun(bare, 'kept-run', 'd.test');
   client.credit(2);
   await waitFor(() => client.tasks().length === 2, { timeoutMs: 5_000, message: 'both seeds sent' });
   const task = client.tasks().find((x) => x.runId === 'gone-run');
