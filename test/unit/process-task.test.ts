@@ -88,6 +88,51 @@ describe('processTask: what is parsed and how it is recorded', () => {
     assert.deepEqual(record.charset, { name: 'UTF-8', source: 'default' });
   });
 
+  test("the record's keys come in one order, optional ones only when they apply", async () => {
+    const keysOf = async (task: { lastmod?: string }): Promise<string[]> => {
+      const frame = await processTask(
+        { taskId: 't1', url: URL_, depth: 0, attempt: 1, parentUrl: null, ...task },
+        { fetcher: fetcherOf('text/html', LINKY), crawlerId: 'test' },
+      );
+      return Object.keys(JSON.parse(decodeOutcomeFrame(frame).record.toString('utf8')) as object);
+    };
+    const always = [
+      'schema',
+      'jobId',
+      'runId',
+      'captureId',
+      'url',
+      'depth',
+      'parentUrl',
+      'fetchedAt',
+      'attempt',
+      'crawlerId',
+      'finalUrl',
+      'status',
+      'outcome',
+      'error',
+      'contentType',
+      'links',
+      'nofollowLinks',
+      'nofollow',
+      'redirects',
+      'headers',
+      'durationMs',
+      'bodyBytes',
+      'bodySha256',
+      'bodyEncoding',
+      'body',
+      'charset',
+      'sniffedContentType',
+      'canonicalUrl',
+      'refreshUrl',
+      'linksDropped',
+    ];
+    // Not rendered, fetched directly, no sitemap lastmod: no rendered, userAgent, proxy or lastmod key.
+    assert.deepEqual(await keysOf({}), always);
+    assert.deepEqual(await keysOf({ lastmod: '2026-01-02' }), [...always, 'lastmod']);
+  });
+
   test('meta refresh is followed and recorded', async () => {
     const { record, follow } = await run('text/html', '<meta http-equiv="refresh" content="0;url=/new">');
     assert.deepEqual(follow, ['https://site.example/new']);

@@ -136,16 +136,6 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     failure = toFetchError(err);
     if (err instanceof RoutedFetchError) via = err.via;
   }
-  const base = {
-    schema: PAGE_RECORD_SCHEMA,
-    ...captureOf(task),
-    url: task.url,
-    depth: task.depth,
-    parentUrl: task.parentUrl,
-    fetchedAt,
-    attempt: task.attempt,
-    crawlerId: ctx.crawlerId,
-  } as const;
   const rendered = page?.rendered === true;
   // A rendered DOM is HTML in UTF-8 whatever the server sent; a fetched body is what it says, or
   // what its first bytes show.
@@ -183,8 +173,21 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
   const nofollow = extracted?.metaNofollow ?? false;
   const followSet = new Set(follow);
   const nofollowLinks = nofollow ? [] : links.filter((l) => !followSet.has(l));
+  const capture = captureOf(task);
+  // One literal, no spread: on Node 20 each property written after a spread in an object literal
+  // costs about half a microsecond (V8 defines it through the runtime), and this literal has 34.
+  // A key whose value is undefined is left out of the record's JSON, as the spreads left it out.
   const record: PageRecord = {
-    ...base,
+    schema: PAGE_RECORD_SCHEMA,
+    jobId: capture.jobId,
+    runId: capture.runId,
+    captureId: capture.captureId,
+    url: task.url,
+    depth: task.depth,
+    parentUrl: task.parentUrl,
+    fetchedAt,
+    attempt: task.attempt,
+    crawlerId: ctx.crawlerId,
     finalUrl: page?.finalUrl ?? null,
     status: page?.status ?? failure?.httpStatus ?? null,
     outcome: failure ? 'failed' : 'ok',
@@ -200,15 +203,16 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     bodySha256: page ? createHash('sha256').update(page.body).digest('hex') : null,
     bodyEncoding: body?.encoding ?? null,
     body: body?.body ?? null,
-    ...(rendered ? { rendered: true } : {}),
+    rendered: rendered ? true : undefined,
     // The browser decoded a rendered page; which charset it chose is not known here.
     charset: rendered ? null : (body?.charset ?? null),
     sniffedContentType: media?.sniffed === true ? media.essence : null,
     canonicalUrl: extracted?.canonicalUrl ?? null,
     refreshUrl: extracted?.refreshUrl ?? null,
     linksDropped: extracted?.dropped ?? { tooLong: 0, overLimit: 0 },
-    ...(via ? { userAgent: via.userAgent, ...(via.proxy ? { proxy: via.proxy } : {}) } : {}),
-    ...(task.lastmod ? { lastmod: task.lastmod } : {}),
+    userAgent: via ? via.userAgent : undefined,
+    proxy: via?.proxy ? via.proxy : undefined,
+    lastmod: task.lastmod ? task.lastmod : undefined,
   };
   if (failure) ctx.onFailure?.();
   const wireFailure: WireFailure | null = failure
