@@ -78,6 +78,47 @@ describe('recrawl on the crawler', () => {
     assert.equal(record.runId, 'run-2');
   });
 
+  test("a not-modified record's keys come in one order, with no key for what does not apply", async () => {
+    const keysOf = async (more: Partial<WireTask>): Promise<string[]> => {
+      const frame = await processTask(task({ validators: { etag: ETAG, captureId: 'c1' }, ...more }), {
+        fetcher: spyFetcher(page(304)),
+        crawlerId: 'c',
+      });
+      return Object.keys(JSON.parse(decodeOutcomeFrame(frame).record.toString('utf8')) as object);
+    };
+    const always = [
+      'schema',
+      'jobId',
+      'runId',
+      'captureId',
+      'url',
+      'finalUrl',
+      'status',
+      'outcome',
+      'error',
+      'contentType',
+      'depth',
+      'parentUrl',
+      'links',
+      'nofollowLinks',
+      'nofollow',
+      'redirects',
+      'headers',
+      'fetchedAt',
+      'durationMs',
+      'attempt',
+      'crawlerId',
+      'bodyBytes',
+      'bodySha256',
+      'bodyEncoding',
+      'body',
+      'previousCaptureId',
+    ];
+    // Fetched directly (no userAgent or proxy key), no sitemap lastmod unless the task has one.
+    assert.deepEqual(await keysOf({}), always);
+    assert.deepEqual(await keysOf({ lastmod: '2026-01-02' }), [...always, 'lastmod']);
+  });
+
   test('a 200 despite them is an ordinary page that carries its new validators', async () => {
     const frame = await processTask(task({ validators: { etag: '"old"', captureId: 'capture-1' } }), {
       fetcher: spyFetcher(page(200, '<a href="/next">n</a>')),

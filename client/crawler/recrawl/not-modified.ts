@@ -24,9 +24,13 @@ export interface NotModifiedFetch {
  */
 export function notModifiedFrame(f: NotModifiedFetch): Buffer {
   const { task, page } = f;
+  const capture = captureOf(task);
+  // One literal, no spread (see processTask); an undefined key is left out of the record's JSON.
   const record: PageRecord = {
     schema: PAGE_RECORD_SCHEMA,
-    ...captureOf(task),
+    jobId: capture.jobId,
+    runId: capture.runId,
+    captureId: capture.captureId,
     url: task.url,
     finalUrl: page.finalUrl,
     status: page.status,
@@ -49,8 +53,9 @@ export function notModifiedFrame(f: NotModifiedFetch): Buffer {
     bodyEncoding: null,
     body: null,
     previousCaptureId: f.validators.captureId,
-    ...(f.via ? { userAgent: f.via.userAgent, ...(f.via.proxy ? { proxy: f.via.proxy } : {}) } : {}),
-    ...(task.lastmod ? { lastmod: task.lastmod } : {}),
+    userAgent: f.via ? f.via.userAgent : undefined,
+    proxy: f.via?.proxy ? f.via.proxy : undefined,
+    lastmod: task.lastmod ? task.lastmod : undefined,
   };
   const validators = responseValidators(page.headers);
   const header: OutcomeHeader = {

@@ -400,11 +400,12 @@ export function toLease(held: Held): Lease {
     depth: task.depth,
     priority: task.priority,
     parentUrl: task.parentUrl,
-    ...(task.kind === 'sitemap' ? { kind: task.kind } : {}),
-    ...(task.lastmod === undefined ? {} : { lastmod: task.lastmod }),
     taskId: held.taskId,
     leaseId: held.leaseId,
     attempt: task.attempt,
     lastError: task.lastError,
+    // Spreads last: on Node 20 a property written after a spread goes through V8's runtime.
+    ...(task.kind === 'sitemap' ? { kind: task.kind } : {}),
+    ...(task.lastmod === undefined ? {} : { lastmod: task.lastmod }),
   };
 }
