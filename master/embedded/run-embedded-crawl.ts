@@ -138,6 +138,9 @@ export async function runEmbeddedCrawl(
             return;
           case 'done':
             result = message.summary;
+            // Every accepted URL is settled: the crawlers stop now, before the scheduler closes
+            // their connections, instead of trying to reconnect to it (and logging each refusal).
+            void stopCrawlers();
             return;
           case 'fatal':
             fatal = new AppError(toErrorCode(message.code, 'SCHEDULER_FAILED'), message.message);
