@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { decodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
 import type { PageRecord } from '../../shared/protocol/page-record.js';
 
 /** Every complete page record in an output folder, in file order (a torn last line is skipped). */
@@ -30,4 +31,9 @@ export function countByUrl(records: readonly PageRecord[]): Map<string, number> 
 export function recordTags(record: PageRecord): { jobId: string | undefined; runId: string | undefined } {
   const tagged = record as unknown as { jobId?: string; runId?: string };
   return { jobId: tagged.jobId, runId: tagged.runId };
+}
+
+/** The keys of an outcome frame's record as its JSON has them, in their order. */
+export function recordKeysOf(frame: Buffer): string[] {
+  return Object.keys(JSON.parse(decodeOutcomeFrame(frame).record.toString('utf8')) as object);
 }

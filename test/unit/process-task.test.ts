@@ -4,6 +4,7 @@ import iconv from 'iconv-lite';
 import type { FetchedPage, Fetcher } from '../../client/crawler/fetch/fetcher.js';
 import { processTask, type LinkLimits } from '../../client/crawler/page/process-task.js';
 import { decodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
+import { recordKeysOf } from '../helpers/records.js';
 import { pageRecordSchema, type PageRecord } from '../../shared/protocol/page-record.js';
 
 const URL_ = 'https://site.example/page';
@@ -94,40 +95,12 @@ describe('processTask: what is parsed and how it is recorded', () => {
         { taskId: 't1', url: URL_, depth: 0, attempt: 1, parentUrl: null, ...task },
         { fetcher: fetcherOf('text/html', LINKY), crawlerId: 'test' },
       );
-      return Object.keys(JSON.parse(decodeOutcomeFrame(frame).record.toString('utf8')) as object);
+      return recordKeysOf(frame);
     };
-    const always = [
-      'schema',
-      'jobId',
-      'runId',
-      'captureId',
-      'url',
-      'depth',
-      'parentUrl',
-      'fetchedAt',
-      'attempt',
-      'crawlerId',
-      'finalUrl',
-      'status',
-      'outcome',
-      'error',
-      'contentType',
-      'links',
-      'nofollowLinks',
-      'nofollow',
-      'redirects',
-      'headers',
-      'durationMs',
-      'bodyBytes',
-      'bodySha256',
-      'bodyEncoding',
-      'body',
-      'charset',
-      'sniffedContentType',
-      'canonicalUrl',
-      'refreshUrl',
-      'linksDropped',
-    ];
+    const always = `schema jobId runId captureId url depth parentUrl fetchedAt attempt crawlerId finalUrl
+      status outcome error contentType links nofollowLinks nofollow redirects headers durationMs
+      bodyBytes bodySha256 bodyEncoding body charset sniffedContentType canonicalUrl refreshUrl
+      linksDropped`.split(/\s+/);
     // Not rendered, fetched directly, no sitemap lastmod: no rendered, userAgent, proxy or lastmod key.
     assert.deepEqual(await keysOf({}), always);
     assert.deepEqual(await keysOf({ lastmod: '2026-01-02' }), [...always, 'lastmod']);

@@ -5,6 +5,7 @@ import { processTask } from '../../client/crawler/page/process-task.js';
 import { conditionalHeaders, responseValidators } from '../../client/crawler/recrawl/validators.js';
 import type { WireTask } from '../../shared/protocol/messages.js';
 import { decodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
+import { recordKeysOf } from '../helpers/records.js';
 import { pageRecordSchema } from '../../shared/protocol/page-record.js';
 
 const ETAG = '"abc-1"';
@@ -84,36 +85,11 @@ describe('recrawl on the crawler', () => {
         fetcher: spyFetcher(page(304)),
         crawlerId: 'c',
       });
-      return Object.keys(JSON.parse(decodeOutcomeFrame(frame).record.toString('utf8')) as object);
+      return recordKeysOf(frame);
     };
-    const always = [
-      'schema',
-      'jobId',
-      'runId',
-      'captureId',
-      'url',
-      'finalUrl',
-      'status',
-      'outcome',
-      'error',
-      'contentType',
-      'depth',
-      'parentUrl',
-      'links',
-      'nofollowLinks',
-      'nofollow',
-      'redirects',
-      'headers',
-      'fetchedAt',
-      'durationMs',
-      'attempt',
-      'crawlerId',
-      'bodyBytes',
-      'bodySha256',
-      'bodyEncoding',
-      'body',
-      'previousCaptureId',
-    ];
+    const always = `schema jobId runId captureId url finalUrl status outcome error contentType depth parentUrl
+      links nofollowLinks nofollow redirects headers fetchedAt durationMs attempt crawlerId
+      bodyBytes bodySha256 bodyEncoding body previousCaptureId`.split(/\s+/);
     // Fetched directly (no userAgent or proxy key), no sitemap lastmod unless the task has one.
     assert.deepEqual(await keysOf({}), always);
     assert.deepEqual(await keysOf({ lastmod: '2026-01-02' }), [...always, 'lastmod']);
