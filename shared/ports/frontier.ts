@@ -114,8 +114,9 @@ export interface Frontier {
    * consuming them deletes them when it retires the run). Its counters stay readable in
    * `stats(runId)`; `stats()` of every run leaves it out.
    * Work still queued for it is never deleted; a task of it that comes back goes to the failed
-   * queue. Durable, idempotent; a cancelled or unknown run is left as it is. Adapters with nothing
-   * to let go of omit it.
+   * queue. A cancelled run's queues go with whatever they hold (the cancel removed its work
+   * already); its URL rows go once no lease of it is out. Durable, idempotent; an unknown run is
+   * left as it is. Adapters with nothing to let go of omit it.
    */
   retireRun?(runId: string): Promise<void>;
 

@@ -5,6 +5,7 @@ import { encodeTaskMessage, newTaskMessage } from '../../shared/adapters/frontie
 import { routingKey, runQueueNames } from '../../shared/adapters/frontier/rabbitmq/topology.js';
 import type { RabbitFrontier } from '../../shared/adapters/frontier/rabbitmq/rabbit-frontier.js';
 import type { Lease } from '../../shared/protocol/task.js';
+import type { FrontierStats } from '../../shared/ports/frontier.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { makeRabbitFixture, type RabbitFixture } from '../helpers/rabbit-frontier-fixture.js';
 import { AMQP_URL, checkQueues, type QueueCounts } from '../helpers/rabbitmq.js';
@@ -82,6 +83,74 @@ describe('rabbitmq frontier: retiring a run that is over', () => {
         null,
         'not declared again',
       );
+    }));
+
+  it('a cancelled run: retired, its URL rows go once its lease still out is settled', () =>
+    withFixture(async (fx, probe) => {
+      const f = fx.frontier;
+      await f.push([
+        task('https://a.test/1', { runId: 'gone' }),
+        task('https://a.test/2', { runId: 'gone' }),
+        task('https://b.test/1', { runId: 'live' }),
+      ]);
+      const gone = (await leaseAll(f)).filter((l) => l.runId === 'gone').sort(byUrl);
+      const [first, second] = gone;
+      assert.ok(first && second);
+      await f.settle(acks([first]));
+      assert.equal(await f.cancelRun('gone'), 0, 'nothing queued: its other task is leased');
+      await f.retireRun('gone');
+
+      assert.deepEqual(
+        (await f.runs()).map((r) => r.runId),
+        ['live'],
+        'runs() leaves it out',
+      );
+      for (const queue of runQueueNames(f.queues, 'gone')) {
+        assert.equal(await probe.check(queue), null, `${queue} deleted`);
+      }
+      assert.deepEqual(pick(await f.stats('gone')), [2, 1, 0, 1, 0], 'its lease still out is counted');
+      assert.ok(await f.inspect?.('gone', 'https://a.test/2'), 'rows kept while a lease is out');
+
+      // The lease's outcome is settled against its row, then the rows go.
+      await f.settle(acks([second]));
+      assert.deepEqual(pick(await f.stats('gone')), [2, 2, 0, 0, 0], 'the late outcome counted');
+      await waitFor(
+        async () =>
+          (await f.inspect?.('gone', 'https://a.test/1')) === null &&
+          (await f.inspect?.('gone', 'https://a.test/2')) === null,
+        { timeoutMs: 5_000, message: "the cancelled run's URL rows deleted from the ledger" },
+      );
+      assert.ok(await f.inspect?.('live', 'https://b.test/1'), "the live run's URL kept");
+      await f.retireRun('gone');
+      assert.deepEqual(pick(await f.stats('gone')), [2, 2, 0, 0, 0], 'retiring twice changes nothing');
+    }));
+
+  it('a cancelled run with queued work: its pending tasks count as cancelled, its rows go at the next start', () =>
+    withFixture(async (fx) => {
+      await fx.frontier.push([
+        task('https://a.test/1', { runId: 'stopped' }),
+        task('https://a.test/2', { runId: 'stopped' }),
+        task('https://a.test/3', { runId: 'stopped' }),
+      ]);
+      const leased = await leaseAll(fx.frontier);
+      assert.equal(leased.length, 3);
+      const [out] = leased;
+      assert.ok(out);
+      // Two go back to the broker (their crawler died); one stays out.
+      await fx.frontier.release(leased.slice(1).map(ref));
+      assert.equal(await fx.frontier.cancelRun('stopped'), 2);
+      await fx.frontier.retireRun('stopped');
+      assert.deepEqual(pick(await fx.frontier.stats('stopped')), [3, 0, 0, 1, 2]);
+
+      // A restart hands the lease back (dropped: its run is cancelled) and sweeps the rows.
+      await fx.frontier.close();
+      const again = await fx.open();
+      assert.deepEqual(await again.runs(), [], 'still retired after a restart');
+      await waitFor(async () => (await again.inspect?.('stopped', 'https://a.test/1')) === null, {
+        timeoutMs: 5_000,
+        message: 'its URL rows deleted after the restart',
+      });
+      assert.deepEqual(pick(await again.stats('stopped')), [3, 0, 0, 0, 3], 'every pending task cancelled');
     }));
 
   it('queues still holding work are kept (and not consumed), across a restart of the frontier', () =>
@@ -170,6 +239,13 @@ async function readyIn(probe: Probe, frontier: RabbitFrontier, runId: string): P
     ready += (await probe.check(queue))?.messageCount ?? 0;
   return ready;
 }
+
+/** total, done, failed, leased, cancelled */
+function pick(stats: FrontierStats): number[] {
+  return [stats.total, stats.done, stats.failed, stats.leased, stats.cancelled];
+}
+
+const byUrl = (a: Lease, b: Lease): number => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0);
 
 function acks(leases: readonly Lease[]) {
   return { acks: leases.map((l) => ({ lease: ref(l) })), retries: [], failures: [] };

@@ -188,7 +188,8 @@ export class Ledger {
   /**
    * The runs over whose URL rows may go, and that still have some: retired, with their queues
    * deleted (nothing of them can be delivered, and their discoveries are not taken). A cancelled
-   * run keeps them: outcomes of its leases still out are applied to them.
+   * run keeps them until it is retired too (its end recorded in SQL); the sweeper then waits for
+   * outcomes of its leases still out, which are applied to them.
    */
   runsToSweep(): string[] {
     try {

@@ -20,7 +20,7 @@ import { ackOn, BrokerLink, requeueOn, type Link } from './broker-link.js';
 import { claimSettlement, FrontierWriter } from './frontier-writer.js';
 import { DeliveryIntake } from './delivery-intake.js';
 import { LedgerSweeper } from './ledger-sweeper.js';
-import { Ledger, LedgerState } from './ledger.js';
+import { Ledger, LedgerState, type LedgerRun } from './ledger.js';
 import { LeaseBook, toLease, type Delivery, type Held } from './lease-book.js';
 import { OutgoingMessages } from './outgoing-messages.js';
 import { Publisher } from './publisher.js';
@@ -512,9 +512,11 @@ class RabbitFrontierImpl implements RabbitFrontier {
     if (runId !== undefined) {
       assertRunId(runId);
       const retired = this.ledger.run(runId);
-      // Over, and no longer served from the broker (retireRun): its counters only.
+      // Over, and no longer served from the broker (retireRun): its counters, and its leases still
+      // out if it was cancelled.
       if (retired?.retired === true) {
         const { total, done, failed } = retired;
+        if (retired.state === 'cancelled') return this.cancelledStats(retired);
         return { ready: 0, delayed: 0, leased: 0, done, failed, total, cancelled: 0 };
       }
     }
@@ -693,19 +695,26 @@ class RabbitFrontierImpl implements RabbitFrontier {
   /**
    * The run is over (its end recorded in SQL): durably retired in the ledger, then its consumers
    * cancelled (anything buffered handed back), and its queues deleted if the broker finds them
-   * empty with no consumer; otherwise they stay, and are tried again at the next connect.
+   * empty with no consumer; otherwise they stay, and are tried again at the next connect. A
+   * cancelled run's queues went with the cancel (or go now, or at the next connect); its URL rows
+   * go once this process holds none of its leases, whose outcomes are still settled against them.
    */
   async retireRun(runId: string): Promise<void> {
     this.assertOpen();
     assertRunId(runId);
     await this.exclusive('retireRun', async () => {
       const run = this.ledger.run(runId);
-      if (run === undefined || run.retired || run.state === 'cancelled') return;
+      if (run === undefined || run.retired) return;
       this.ledger.markRetired(runId);
       this.emptySince.delete(runId);
       this.reported.delete(runId);
       this.counts.invalidate();
       const link = this.link.current;
+      if (run.state === 'cancelled') {
+        if (!run.purged && link !== null) await this.purgeRun(link, runId);
+        if (this.ledger.run(runId)?.purged === true) this.sweeper.add(runId);
+        return;
+      }
       if (link === null) return;
       await this.stopConsuming(link, runId);
       this.linkRunsOf(link).declared.delete(runId);
@@ -786,7 +795,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
     }
     for (const run of this.ledger.retiredUndeleted()) {
       // Bookkeeping: a failure here must not keep the frontier from connecting.
-      await this.deleteIfIdle(link, run.runId).catch((err: unknown) =>
+      await this.deleteRetired(link, run).catch((err: unknown) =>
         this.log.warn(
           { err, runId: run.runId },
           "could not delete a finished run's queues; tried at the next connect",
@@ -1018,6 +1027,25 @@ class RabbitFrontierImpl implements RabbitFrontier {
     this.linkRunsOf(link).declared.delete(runId);
     this.ledger.markPurged(runId);
     await this.sharedSeen?.forget(runId);
+  }
+
+  /** A retired cancelled run: its pending tasks are cancelled, but for its leases still out. */
+  private cancelledStats(run: LedgerRun): FrontierStats {
+    const stats = runStats([run], {
+      queued: new Map(),
+      waiting: 0,
+      bufferedOf: () => 0,
+      leasedOf: (id) => this.book.leasedOf(id),
+    }).get(run.runId);
+    const { total, done, failed } = run;
+    return stats ?? { ready: 0, delayed: 0, leased: 0, done, failed, total, cancelled: 0 };
+  }
+
+  /** A retired run's queues: a cancelled run's go with what they hold, another's only when idle. */
+  private async deleteRetired(link: Link, run: LedgerRun): Promise<void> {
+    if (run.state !== 'cancelled') return this.deleteIfIdle(link, run.runId);
+    await this.purgeRun(link, run.runId);
+    this.sweeper.add(run.runId);
   }
 
   /**
