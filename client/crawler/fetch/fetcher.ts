@@ -20,6 +20,21 @@ export interface FetchedPage {
 const WATCHDOG_GRACE_MS = 2_000;
 
 /**
+ * The page as one literal, not `{ ...meta, body }`: on Node 20 a property written after a spread is
+ * defined through V8's runtime, once per page (docs/capacity.md, "Properties after a spread").
+ */
+function pageOf(meta: Omit<FetchedPage, 'body'>, body: Buffer): FetchedPage {
+  return {
+    status: meta.status,
+    finalUrl: meta.finalUrl,
+    redirects: meta.redirects,
+    headers: meta.headers,
+    contentType: meta.contentType,
+    body,
+  };
+}
+
+/**
  * The codings got decodes (decompress-response: one coding, exactly as named; zstd where this
  * Node has it). Any other Content-Encoding would reach the record still encoded, read as text.
  */
@@ -234,7 +249,7 @@ export class Fetcher {
           chunks.push(chunk.subarray(0, chunk.length - (size - max)));
           settled = true;
           stream.destroy();
-          resolve({ ...meta, body: Buffer.concat(chunks, max) });
+          resolve(pageOf(meta, Buffer.concat(chunks, max)));
           return;
         }
         if (size > max) {
@@ -256,7 +271,7 @@ export class Fetcher {
           reject(new FetchError('EMPTY_RESPONSE', 'the server closed the connection without a response'));
           return;
         }
-        resolve({ ...meta, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size) });
+        resolve(pageOf(meta, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
       });
     });
   }
