@@ -24,6 +24,8 @@ export interface Cluster {
   prefix: string;
   env: NodeJS.ProcessEnv;
   scheduler(): ChildProcess;
+  /** What the scheduler wrote to stderr (its JSON log lines), with `captureSchedulerLog`. */
+  schedulerLog(): string;
   /** SIGKILL the scheduler and start it again with the same settings. */
   killScheduler(): Promise<void>;
   startScheduler(): Promise<void>;
@@ -70,6 +72,10 @@ export async function startCluster(options: {
   env?: NodeJS.ProcessEnv;
   /** RabbitMQ and Kafka; those of ACKCRAWL_AMQP_URL and ACKCRAWL_KAFKA_BROKERS (the services') unless given. */
   brokers?: ClusterBrokers;
+  /** The scheduler's own ACKCRAWL_DATA_DIR (its ledger), apart from the agents' (a temp dir of the test's). */
+  schedulerDataDir?: string;
+  /** Keep the scheduler's stderr for the test (`schedulerLog()`) instead of passing it through. */
+  captureSchedulerLog?: boolean;
 }): Promise<Cluster> {
   const brokers: ClusterBrokers = options.brokers ?? { amqpUrls: AMQP_URLS, kafkaBrokers: KAFKA_BROKERS };
   const id = randomUUID().slice(0, 8);
@@ -101,8 +107,16 @@ export async function startCluster(options: {
   let scheduler: ChildProcess | null = null;
   const stopHooks: (() => void)[] = [];
   const agents: ChildProcess[] = [];
+  let schedulerLog = '';
+  const schedulerEnv =
+    options.schedulerDataDir === undefined ? env : { ...env, ACKCRAWL_DATA_DIR: options.schedulerDataDir };
   const startScheduler = async (): Promise<void> => {
-    scheduler = spawn(process.execPath, [CLI, 'scheduler'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [CLI, 'scheduler'], {
+      env: schedulerEnv,
+      stdio: ['ignore', 'ignore', options.captureSchedulerLog === true ? 'pipe' : 'inherit'],
+    });
+    child.stderr?.on('data', (chunk: Buffer) => (schedulerLog += chunk.toString()));
+    scheduler = child;
     await waitFor(
       async () => {
         try {
@@ -136,6 +150,7 @@ export async function startCluster(options: {
     prefix,
     env,
     scheduler: () => scheduler as ChildProcess,
+    schedulerLog: () => schedulerLog,
     startScheduler,
     killScheduler: async () => {
       const current = scheduler as ChildProcess;
