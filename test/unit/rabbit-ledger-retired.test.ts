@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -177,6 +177,7 @@ test('the sweeper stops at close between two slices, and a failed slice leaves i
       if (runId === 'broken') throw new Error('disk I/O error');
       return limit;
     },
+    releaseFreePages: () => 0,
   };
   const logged: unknown[] = [];
   const logger = { ...silentLogger(), warn: (o: unknown) => void logged.push(o) } as unknown as Logger;
@@ -194,4 +195,68 @@ test('the sweeper stops at close between two slices, and a failed slice leaves i
     'one slice each: the broken run given up, the other stopped by close',
   );
   assert.equal(logged.length, 1);
+});
+
+test('a swept run gives its space back: the ledger file shrinks; a ledger made without incremental vacuum keeps its size', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-ledger-shrink-'));
+  try {
+    const sizeAfterClose = (path: string): number => statSync(path).size;
+    const urls = (runId: string, n: number) =>
+      Array.from({ length: n }, (_, i) => task(runId, `https://a.test/${runId}/${i}/${'p'.repeat(60)}`));
+    const sweepAll = async (ledger: Ledger, untilNoFreePages: boolean): Promise<void> => {
+      const sweeper = new LedgerSweeper({
+        ledger,
+        holds: () => false,
+        logger: silentLogger(),
+        sliceRows: 5_000,
+        slicePages: 100,
+        pauseMs: 1,
+      });
+      for (const runId of ledger.runsToSweep()) sweeper.add(runId);
+      const deadline = Date.now() + 10_000;
+      while (
+        (ledger.runsToSweep().length > 0 || (untilNoFreePages && ledger.freePages() > 0)) &&
+        Date.now() < deadline
+      )
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      await sweeper.close();
+    };
+
+    // A ledger made now: 20,000 URL rows of a finished run, 50 of a live one.
+    const path = join(dir, 'ledger.db');
+    const ledger = new Ledger(path);
+    ledger.record({ accepted: [...urls('big', 20_000), ...urls('live', 50)] });
+    ledger.close();
+    const full = sizeAfterClose(path);
+    const again = new Ledger(path);
+    again.markRetired('big');
+    again.markPurged('big');
+    assert.equal(again.freePages(), 0);
+    await sweepAll(again, true);
+    assert.equal(again.freePages(), 0, 'every freed page given back');
+    assert.equal(again.unseen(urls('live', 50), () => 100).fresh.length, 0, "the live run's rows kept");
+    again.close();
+    const shrunk = sizeAfterClose(path);
+    console.log(`# ledger of 20,050 URL rows: ${full} bytes; after its finished run was swept: ${shrunk} bytes`);
+    assert.ok(full > 1_000_000, `the full ledger is large (${full} bytes)`);
+    assert.ok(shrunk < full / 10, `the file shrank from ${full} to ${shrunk} bytes`);
+
+    // A ledger made before auto_vacuum was set (NONE): swept alike, its size kept, nothing fails.
+    const oldPath = join(dir, 'old-ledger.db');
+    const old = new Database(oldPath);
+    old.exec('CREATE TABLE placeholder (x INTEGER)');
+    old.close();
+    const older = new Ledger(oldPath);
+    older.record({ accepted: urls('big', 5_000) });
+    older.markRetired('big');
+    older.markPurged('big');
+    assert.equal(older.releaseFreePages(100), 0, 'no incremental vacuum on it');
+    await sweepAll(older, false);
+    assert.ok(older.freePages() > 0, 'its freed pages stay in the file, for reuse');
+    assert.deepEqual(older.runsToSweep(), [], 'its rows swept');
+    older.close();
+    assert.ok(sizeAfterClose(oldPath) > 200_000, 'its size kept (free pages are reused)');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

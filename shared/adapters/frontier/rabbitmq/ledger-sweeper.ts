@@ -2,7 +2,7 @@ import type { Logger } from '../../../logger.js';
 import type { Ledger } from './ledger.js';
 
 export interface LedgerSweeperOptions {
-  ledger: Pick<Ledger, 'sweepUrls'>;
+  ledger: Pick<Ledger, 'sweepUrls' | 'releaseFreePages'>;
   /**
    * Whether this process still holds deliveries of the run (leased, settling or buffered): their
    * outcomes are settled against its URL rows, so the run waits until none is left.
@@ -11,6 +11,8 @@ export interface LedgerSweeperOptions {
   logger: Logger;
   /** URL rows deleted per write (default 2,000). */
   sliceRows?: number;
+  /** Free pages given back to the file system per write, once a run is swept (default 1,024: 4 MiB). */
+  slicePages?: number;
   /** Pause between two writes (default 20 ms), so the frontier's own writes go between them. */
   pauseMs?: number;
   /** How often runs still held are looked at again (default 1 s). */
@@ -20,9 +22,10 @@ export interface LedgerSweeperOptions {
 /**
  * Deletes the URL rows of runs that are over (retired, and their queues deleted) from the ledger, a
  * slice per write, in the background: a scheduler that serves a run a day would otherwise keep
- * every URL of every run it ever served on disk. SQLite reuses the freed pages, so the file stops
- * growing; it does not shrink. A failed write is logged and its run left for the next start (the
- * ledger lists it again: `runsToSweep`).
+ * every URL of every run it ever served on disk. Then it gives the freed pages back to the file
+ * system, a slice per write too, so the file shrinks to what the runs still served hold (a ledger
+ * made before ackcrawl did this keeps its size and reuses them). A failed write is logged and its
+ * run left for the next start (the ledger lists it again: `runsToSweep`).
  */
 export class LedgerSweeper {
   private readonly queue = new Set<string>();
@@ -30,11 +33,13 @@ export class LedgerSweeper {
   private closed = false;
   private wake: (() => void) | null = null;
   private readonly sliceRows: number;
+  private readonly slicePages: number;
   private readonly pauseMs: number;
   private readonly heldRetryMs: number;
 
   constructor(private readonly options: LedgerSweeperOptions) {
     this.sliceRows = options.sliceRows ?? 2_000;
+    this.slicePages = options.slicePages ?? 1_024;
     this.pauseMs = options.pauseMs ?? 20;
     this.heldRetryMs = options.heldRetryMs ?? 1_000;
   }
@@ -78,6 +83,7 @@ export class LedgerSweeper {
   private async sweep(runId: string): Promise<void> {
     const { ledger, logger } = this.options;
     let rows = 0;
+    let pages = 0;
     try {
       for (;;) {
         const deleted = ledger.sweepUrls(runId, this.sliceRows);
@@ -86,11 +92,23 @@ export class LedgerSweeper {
         await this.pause(this.pauseMs);
         if (this.closed) return;
       }
-      if (rows > 0) logger.info({ runId, rows }, "a finished run's URL rows are deleted from the ledger");
+      for (;;) {
+        const released = ledger.releaseFreePages(this.slicePages);
+        pages += released;
+        if (released < this.slicePages) break;
+        await this.pause(this.pauseMs);
+        if (this.closed) return;
+      }
+      if (rows > 0) {
+        logger.info(
+          { runId, rows, pagesReleased: pages },
+          "a finished run's URL rows are deleted from the ledger",
+        );
+      }
     } catch (err) {
       logger.warn(
-        { err, runId, rows },
-        "could not delete a finished run's URL rows; tried at the next start",
+        { err, runId, rows, pagesReleased: pages },
+        "could not delete a finished run's URL rows or give their space back; tried at the next start or sweep",
       );
     }
     this.queue.delete(runId);

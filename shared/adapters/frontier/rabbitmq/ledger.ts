@@ -100,6 +100,8 @@ export class Ledger {
   /** The runs of runMap not retired: what the frontier iterates, so ended runs cost it nothing. */
   private readonly live = new Map<string, LedgerRun>();
   private lastCheckpoint: string | null;
+  /** Made with auto_vacuum = INCREMENTAL: free pages can go back to the file system. */
+  private readonly incremental: boolean;
 
   /**
    * `foreignOutcomes: 'uncounted'` when hosts are split among schedulers: an outcome of a URL this
@@ -118,6 +120,10 @@ export class Ledger {
       throw toFrontierError(err, 'open ledger', path);
     }
     try {
+      // Only an empty file takes it (a ledger made before keeps NONE: it reuses its free pages).
+      const empty = this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM sqlite_master').get();
+      if (empty?.n === 0) this.db.pragma('auto_vacuum = INCREMENTAL');
+      this.incremental = this.db.pragma('auto_vacuum', { simple: true }) === 2;
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = FULL');
       this.db.pragma(`cache_size = ${-Math.round(cacheSizeMb * 1024)}`);
@@ -214,6 +220,27 @@ export class Ledger {
     } catch (err) {
       throw toFrontierError(err, 'ledger write', this.path);
     }
+  }
+
+  /**
+   * Gives up to `maxPages` free pages (left by swept rows) back to the file system, in one durable
+   * write; how many it gave. The file shrinks at the next checkpoint of the write-ahead log. A
+   * ledger made before ackcrawl set auto_vacuum gives none: it keeps its size and reuses them.
+   */
+  releaseFreePages(maxPages: number): number {
+    if (!this.incremental) return 0;
+    try {
+      const before = this.freePages();
+      this.db.pragma(`incremental_vacuum(${Math.max(1, Math.floor(maxPages))})`);
+      return before - this.freePages();
+    } catch (err) {
+      throw toFrontierError(err, 'ledger write', this.path);
+    }
+  }
+
+  /** Pages of the file that hold nothing (freed by swept rows, not given back yet). */
+  freePages(): number {
+    return Number(this.db.pragma('freelist_count', { simple: true }));
   }
 
   stateOf(runId: string): RunState | undefined {
