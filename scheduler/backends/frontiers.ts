@@ -24,6 +24,8 @@ export async function openFrontier(
       path: join(config.outDir, 'frontier.sqlite'),
       leaseMs: config.leaseMs,
       durability: config.sink === 'file' ? 'normal' : 'full',
+      // Runs a master ended (`ackcrawl serve`) leave the file; the embedded crawl's never end so.
+      sweepRetired: logger.child({ module: 'frontier-sweeper' }),
     });
     // This scheduler is the file's only consumer: leases of a crashed run are dead.
     const released = frontier.releaseAllLeases();

@@ -84,23 +84,23 @@ export class RunSync {
   /**
    * Runs SQL ended while this scheduler did not serve them (it was down, or stopped before it let
    * go of them): one cancelled there is cancelled in the frontier too, so its queued work goes;
-   * one that succeeded or failed is retired there (Frontier.retireRun).
+   * then each is retired there (Frontier.retireRun), so its rows go.
    */
   private async catchUpEnded(): Promise<void> {
     const { frontier, store, logger } = this.deps;
     if (!frontier) return;
     for (const { runId, state } of await frontier.runs()) {
-      if (state === 'cancelled') continue;
       // Runs SQL does not know (the single crawl of `ackcrawl crawl`) are not the master's to end.
       const row = await store.runs.get(runId);
       if (row === null || isOpen(row.state)) continue;
-      if (row.state === 'cancelled') {
+      if (row.state === 'cancelled' && state !== 'cancelled') {
         const removed = await frontier.cancelRun(runId);
         logger.info(
           { runId, removed },
           'run cancelled while no scheduler served it: its queued work removed',
         );
-      } else if (frontier.retireRun) {
+      }
+      if (frontier.retireRun) {
         await frontier.retireRun(runId);
         logger.info({ runId, state: row.state }, 'run ended while this scheduler did not serve it: retired');
       }

@@ -115,8 +115,10 @@ export interface Frontier {
    * `stats(runId)`; `stats()` of every run leaves it out.
    * Work still queued for it is never deleted; a task of it that comes back goes to the failed
    * queue. A cancelled run's queues go with whatever they hold (the cancel removed its work
-   * already); its URL rows go once no lease of it is out. Durable, idempotent; an unknown run is
-   * left as it is. Adapters with nothing to let go of omit it.
+   * already); its URL rows go once no lease of it is out. The SQLite frontier deletes the run's
+   * tasks the same way, once none is leased, in the process that owns the file. A retired run
+   * takes no more tasks. Durable, idempotent; an unknown run is left as it is. Adapters with
+   * nothing to let go of omit it.
    */
   retireRun?(runId: string): Promise<void>;
 

@@ -245,6 +245,43 @@ export function frontierRunCases(define: DefineCase): void {
       assert.deepEqual([s.total, s.cancelled, s.ready, s.leased], [2, 2, 0, 0]);
     });
 
+    define(
+      'a retired run leaves runs() and the sum of stats(), keeps its counters, takes no more tasks',
+      async (ctx) => {
+        const { frontier } = ctx;
+        if (frontier.retireRun === undefined) return ctx.t.skip('the adapter does not retire runs');
+        await frontier.push([
+          ...tasks('https://o.test/', 2, inRun('over')),
+          task('https://l.test/1', inRun('live')),
+        ]);
+        const over = (await leaseAll(frontier)).filter((l) => l.runId === 'over');
+        for (const lease of over) await ack(frontier, lease);
+        await frontier.retireRun('over');
+        await frontier.retireRun('over');
+        await frontier.retireRun('unknown');
+        assert.deepEqual(
+          (await frontier.runs()).map((r) => r.runId),
+          ['live'],
+        );
+        const s = await frontier.stats('over');
+        assert.deepEqual([s.total, s.done, s.ready, s.leased], [2, 2, 0, 0], 'its counters kept');
+        assert.equal((await frontier.stats()).total, 1, 'the sum covers the runs served');
+        assert.deepEqual(await frontier.push([task('https://o.test/new', inRun('over'))]), []);
+        if (ctx.reopen === undefined) return;
+        const after = await ctx.reopen();
+        assert.deepEqual(
+          (await after.runs()).map((r) => r.runId),
+          ['live'],
+          'still retired after a restart',
+        );
+        assert.deepEqual(
+          [(await after.stats('over')).total, (await after.stats('over')).done],
+          [2, 2],
+          'its counters kept across a restart',
+        );
+      },
+    );
+
     define('run ids are checked', async ({ frontier }) => {
       await assert.rejects(frontier.push([task('https://a.test/', inRun('no spaces'))]), {
         code: 'FRONTIER_BAD_TASK',

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteFrontier, type SqliteFrontier } from '../../shared/adapters/frontier/sqlite-frontier.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { silentLogger } from '../../shared/logger.js';
 import { frontierContract } from './frontier.contract.js';
 import { ref, task, tasks } from './frontier-contract-kit.js';
 
@@ -213,6 +215,119 @@ describe('sqlite frontier: adapter specifics', () => {
         assert.equal((await frontier.push([task('https://a.test/link', { runId: 'r2' })])).length, 1);
       } finally {
         await frontier.close();
+      }
+    }));
+  it("deletes a retired run's tasks in the background once none is leased, keeping its counters", () =>
+    withFile(async (path, clock) => {
+      const rows = (runId: string): number => {
+        const db = new Database(path, { readonly: true });
+        try {
+          return (db.prepare('SELECT COUNT(*) AS n FROM tasks WHERE run_id = ?').get(runId) as { n: number })
+            .n;
+        } finally {
+          db.close();
+        }
+      };
+      const frontier = openSqliteFrontier({ path, clock: clock.fn, sweepRetired: silentLogger() });
+      await frontier.push([
+        ...tasks('https://o.test/', 30, { runId: 'over' }),
+        ...tasks('https://c.test/', 3, { runId: 'gone' }),
+        task('https://l.test/1', { runId: 'live' }),
+      ]);
+      const leases = await frontier.lease(100);
+      const of = (runId: string) => leases.filter((l) => l.runId === runId);
+      await frontier.settle({ acks: of('over').map((l) => ({ lease: ref(l) })), retries: [], failures: [] });
+      await frontier.retireRun('over');
+      await waitFor(() => rows('over') === 0, {
+        timeoutMs: 5_000,
+        message: "the finished run's tasks deleted",
+      });
+      assert.deepEqual(
+        [(await frontier.stats('over')).total, (await frontier.stats('over')).done],
+        [30, 30],
+        'its counters kept',
+      );
+
+      // A cancelled run with a lease out: its tasks stay until the lease's outcome is in.
+      const [out, ...back] = of('gone');
+      assert.ok(out);
+      await frontier.release(back.map(ref));
+      await frontier.cancelRun('gone');
+      await frontier.retireRun('gone');
+      const waitUntil = Date.now() + 1_500;
+      await waitFor(() => Date.now() >= waitUntil || rows('gone') < 3, { timeoutMs: 5_000 });
+      assert.equal(rows('gone'), 3, 'kept while a lease of it is out');
+      await frontier.settle({ acks: [{ lease: ref(out) }], retries: [], failures: [] });
+      await waitFor(() => rows('gone') === 0, {
+        timeoutMs: 5_000,
+        message: "the cancelled run's tasks deleted",
+      });
+      const gone = await frontier.stats('gone');
+      assert.deepEqual([gone.total, gone.done, gone.cancelled, gone.leased], [3, 1, 2, 0]);
+      assert.equal(rows('live'), 1, "the live run's task kept");
+      await frontier.close();
+
+      const again = openSqliteFrontier({ path, clock: clock.fn });
+      try {
+        assert.deepEqual(
+          (await again.runs()).map((r) => r.runId),
+          ['live'],
+        );
+        const over = await again.stats('over');
+        assert.deepEqual([over.total, over.done], [30, 30], 'counters kept across a restart');
+        const g = await again.stats('gone');
+        assert.deepEqual([g.total, g.done, g.cancelled], [3, 1, 2]);
+      } finally {
+        await again.close();
+      }
+    }));
+
+  it('a retired run whose tasks were not all deleted is swept at the next open', () =>
+    withFile(async (path, clock) => {
+      const first = openSqliteFrontier({ path, clock: clock.fn });
+      await first.push(tasks('https://o.test/', 10, { runId: 'over' }));
+      await first.retireRun('over');
+      await first.close();
+      const db = new Database(path, { readonly: true });
+      const left = (db.prepare('SELECT COUNT(*) AS n FROM tasks').get() as { n: number }).n;
+      db.close();
+      assert.equal(left, 10, 'without sweepRetired nothing is deleted');
+      const second = openSqliteFrontier({ path, clock: clock.fn, sweepRetired: silentLogger() });
+      try {
+        await waitFor(
+          () => {
+            const check = new Database(path, { readonly: true });
+            try {
+              return (check.prepare('SELECT COUNT(*) AS n FROM tasks').get() as { n: number }).n === 0;
+            } finally {
+              check.close();
+            }
+          },
+          { timeoutMs: 5_000, message: 'swept after the open' },
+        );
+        assert.equal((await second.stats('over')).total, 10);
+      } finally {
+        await second.close();
+      }
+    }));
+
+  it('migrates a file of schema 3 (no retired runs) in place', () =>
+    withFile(async (path, clock) => {
+      const first = openSqliteFrontier({ path, clock: clock.fn });
+      await first.push(tasks('https://a.test/', 2, { runId: 'r' }));
+      await first.close();
+      const db = new Database(path);
+      db.exec(`ALTER TABLE runs DROP COLUMN final_counts; ALTER TABLE runs DROP COLUMN retired;
+        UPDATE meta SET value = '3' WHERE key = 'schema_version';`);
+      db.close();
+      const again = openSqliteFrontier({ path, clock: clock.fn });
+      try {
+        assert.deepEqual(await again.runs(), [{ runId: 'r', state: 'active' }]);
+        assert.equal((await again.stats('r')).ready, 2);
+        await again.retireRun('r');
+        assert.deepEqual(await again.runs(), []);
+      } finally {
+        await again.close();
       }
     }));
 });

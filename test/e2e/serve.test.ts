@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import { freePort } from '../helpers/ports.js';
 import { descendants } from '../helpers/process-tree.js';
@@ -32,6 +33,16 @@ function runRecords(dataDir: string, runId: string) {
     return readRecords(join(dataDir, 'crawl-output')).filter((r) => recordTags(r).runId === runId);
   } catch {
     return [];
+  }
+}
+
+/** Tasks of one run in serve's SQLite frontier (read beside the running scheduler). */
+function frontierTasks(dataDir: string, runId: string): number {
+  const db = new Database(join(dataDir, 'crawl-output', 'frontier.sqlite'), { readonly: true });
+  try {
+    return (db.prepare('SELECT COUNT(*) AS n FROM tasks WHERE run_id = ?').get(runId) as { n: number }).n;
+  } finally {
+    db.close();
   }
 }
 
@@ -129,6 +140,11 @@ describe('ackcrawl serve', () => {
       records.every((r) => recordTags(r).jobId === job.body.id && recordTags(r).runId === runId),
       'records tagged',
     );
+    // Its end in SQL, the run leaves the scheduler's frontier: its tasks are deleted.
+    await waitFor(() => frontierTasks(dataDir, runId) === 0, {
+      timeoutMs: 15_000,
+      message: `the ended run's tasks deleted from frontier.sqlite (${frontierTasks(dataDir, runId)} left)`,
+    });
 
     // The same folder again: the token is not printed a second time.
     await stopServe(run);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Ledger } from '../../shared/adapters/frontier/rabbitmq/ledger.js';
-import { LedgerSweeper } from '../../shared/adapters/frontier/rabbitmq/ledger-sweeper.js';
+import { RunSweeper } from '../../shared/adapters/frontier/run-sweeper.js';
 import { silentLogger, type Logger } from '../../shared/logger.js';
 
 /** A task of `runId` for `url`, as the frontier hands it to the ledger. */
@@ -137,7 +137,7 @@ test("the URL rows of a retired run, once its queues are gone, are swept when no
     assert.equal(ledger.sweepUrls('cancelled', 10), 0);
 
     let held = true;
-    const sweeper = new LedgerSweeper({
+    const sweeper = new RunSweeper({
       ledger,
       holds: () => held,
       logger: silentLogger(),
@@ -181,7 +181,7 @@ test('the sweeper stops at close between two slices, and a failed slice leaves i
   };
   const logged: unknown[] = [];
   const logger = { ...silentLogger(), warn: (o: unknown) => void logged.push(o) } as unknown as Logger;
-  const sweeper = new LedgerSweeper({ ledger, holds: () => false, logger, sliceRows: 10, pauseMs: 10_000 });
+  const sweeper = new RunSweeper({ ledger, holds: () => false, logger, sliceRows: 10, pauseMs: 10_000 });
   sweeper.add('broken');
   sweeper.add('endless');
   const started = Date.now();
@@ -204,7 +204,7 @@ test('a swept run gives its space back: the ledger file shrinks; a ledger made w
     const urls = (runId: string, n: number) =>
       Array.from({ length: n }, (_, i) => task(runId, `https://a.test/${runId}/${i}/${'p'.repeat(60)}`));
     const sweepAll = async (ledger: Ledger, untilNoFreePages: boolean): Promise<void> => {
-      const sweeper = new LedgerSweeper({
+      const sweeper = new RunSweeper({
         ledger,
         holds: () => false,
         logger: silentLogger(),
@@ -237,7 +237,9 @@ test('a swept run gives its space back: the ledger file shrinks; a ledger made w
     assert.equal(again.unseen(urls('live', 50), () => 100).fresh.length, 0, "the live run's rows kept");
     again.close();
     const shrunk = sizeAfterClose(path);
-    console.log(`# ledger of 20,050 URL rows: ${full} bytes; after its finished run was swept: ${shrunk} bytes`);
+    console.log(
+      `# ledger of 20,050 URL rows: ${full} bytes; after its finished run was swept: ${shrunk} bytes`,
+    );
     assert.ok(full > 1_000_000, `the full ledger is large (${full} bytes)`);
     assert.ok(shrunk < full / 10, `the file shrank from ${full} to ${shrunk} bytes`);
 

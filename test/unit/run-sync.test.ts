@@ -385,10 +385,11 @@ describe('RunSync against the SQLite store', () => {
       await store.runs.transition(cancelled.id, ['queued'], 'cancelled', { endedAt: Date.now() });
       await startSync(new RecordingHost(), 'sched-a', 60_000, frontier);
       const states = new Map((await frontier.runs()).map((r) => [r.runId, r.state]));
-      assert.equal(states.get(cancelled.id), 'cancelled');
+      assert.equal(states.has(cancelled.id), false, 'cancelled, then retired: out of runs()');
       assert.equal(states.get(open.id), 'active');
       assert.equal(states.get('default'), 'active', 'a run SQL does not know is left alone');
-      assert.equal((await frontier.stats(cancelled.id)).ready, 0);
+      const stats = await frontier.stats(cancelled.id);
+      assert.deepEqual([stats.ready, stats.cancelled, stats.total], [0, 1, 1], 'its queued task cancelled');
     } finally {
       await frontier.close();
     }
@@ -398,17 +399,20 @@ describe('RunSync against the SQLite store', () => {
     const failed = await createRun('running');
     const open = await createRun('running');
     const cancelled = await createRun('running');
+    // Cancelled there too, but not retired: the scheduler stopped between the two.
+    const cancelledBoth = await createRun('running');
     await store.runs.transition(succeeded.id, ['running'], 'succeeded', { endedAt: Date.now() });
     await store.runs.transition(failed.id, ['running'], 'failed', { endedAt: Date.now(), error: 'x' });
     await store.runs.transition(cancelled.id, ['running'], 'cancelled', { endedAt: Date.now() });
+    await store.runs.transition(cancelledBoth.id, ['running'], 'cancelled', { endedAt: Date.now() });
     const retired: string[] = [];
     const cancelledThere: string[] = [];
     const frontier = {
       runs: () =>
         Promise.resolve(
-          [succeeded.id, failed.id, open.id, cancelled.id, 'default'].map((runId) => ({
+          [succeeded.id, failed.id, open.id, cancelled.id, cancelledBoth.id, 'default'].map((runId) => ({
             runId,
-            state: 'active' as const,
+            state: runId === cancelledBoth.id ? ('cancelled' as const) : ('active' as const),
           })),
         ),
       cancelRun: (runId: string) => {
@@ -421,7 +425,7 @@ describe('RunSync against the SQLite store', () => {
       },
     };
     await startSync(new RecordingHost(), 'sched-a', 60_000, frontier);
-    assert.deepEqual(retired.sort(), [succeeded.id, failed.id].sort());
-    assert.deepEqual(cancelledThere, [cancelled.id]);
+    assert.deepEqual(retired.sort(), [succeeded.id, failed.id, cancelled.id, cancelledBoth.id].sort());
+    assert.deepEqual(cancelledThere, [cancelled.id], 'a run cancelled in the frontier already is not again');
   });
 });

@@ -28,11 +28,20 @@ export class RunCounts {
     return this.runs.get(runId) ?? zeroCounts();
   }
 
-  /** Every run's counters added up. */
-  sum(): Counts {
+  has(runId: string): boolean {
+    return this.runs.has(runId);
+  }
+
+  /** Every run's counters added up, but for those of `except`. */
+  sum(except?: ReadonlySet<string>): Counts {
     const all = zeroCounts();
-    for (const c of this.runs.values()) addInto(all, c);
+    for (const [runId, c] of this.runs) if (except?.has(runId) !== true) addInto(all, c);
     return all;
+  }
+
+  /** A run's counters as given (a retired run's, kept when its tasks are gone). */
+  replace(runId: string, counts: Counts): void {
+    this.runs.set(runId, { ...counts });
   }
 
   runIds(): string[] {

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
+import type { Logger } from '../../logger.js';
+import { RunSweeper } from './run-sweeper.js';
 import type { Lease, NewTask } from '../../protocol/task.js';
 import type {
   Frontier,
@@ -16,7 +18,7 @@ import type {
 import { InvalidInputError } from '../../errors.js';
 import { clampLevel, PRIORITY_LEVELS } from '../../protocol/task-priority.js';
 import { LevelPicker, pickByLevel } from './level-picker.js';
-import { Delta, RunCounts, totalOf, type CountKey } from './run-counts.js';
+import { Delta, RunCounts, totalOf, zeroCounts, type CountKey, type Counts } from './run-counts.js';
 import { runCancelledError } from './run-errors.js';
 import { closedError, toFrontierError } from './sqlite-errors.js';
 import { openDatabase, RunStateValue, State, type SqliteDurability } from './sqlite-schema.js';
@@ -39,6 +41,11 @@ export interface SqliteFrontierOptions {
   cacheSizeMb?: number;
   /** See SqliteDurability; `full` unless a caller can replay lost commits. */
   durability?: SqliteDurability;
+  /**
+   * The scheduler that owns the file deletes retired runs' tasks in the background (run-sweeper.ts),
+   * logging there; without it (a CLI reading the file) nothing is deleted.
+   */
+  sweepRetired?: Logger;
 }
 
 export interface SqliteFrontier extends Frontier {
@@ -49,6 +56,7 @@ export interface SqliteFrontier extends Frontier {
    * belongs to a run that is gone. Never call it while another process is leasing from the file.
    */
   releaseAllLeases(): number;
+  retireRun(runId: string): Promise<void>;
 }
 
 type LeaseRef = Pick<Lease, 'taskId' | 'leaseId'>;
@@ -90,7 +98,7 @@ export function openSqliteFrontier(options: SqliteFrontierOptions): SqliteFronti
     throw toFrontierError(err, 'open', options.path);
   }
   try {
-    return new SqliteFrontierImpl(db, options.path, leaseMs, options.clock ?? Date.now);
+    return new SqliteFrontierImpl(db, options.path, leaseMs, options.clock ?? Date.now, options.sweepRetired);
   } catch (err) {
     db.close();
     throw toFrontierError(err, 'open', options.path);
@@ -102,6 +110,9 @@ class SqliteFrontierImpl implements SqliteFrontier {
   private readonly transaction: Database.Transaction<(fn: () => unknown) => unknown>;
   private readonly counts = new RunCounts();
   private readonly runStates = new Map<string, RunState>();
+  /** Runs over, their end recorded in SQL (retireRun): out of runs() and stats(), their tasks deleted. */
+  private readonly retired = new Set<string>();
+  private readonly sweeper: RunSweeper | null;
   private readonly picker = new LevelPicker();
   private lastCheckpoint: string | null;
   /** Lease ids are `<random per open>.<counter>`, so no id repeats, across restarts included. */
@@ -114,6 +125,7 @@ class SqliteFrontierImpl implements SqliteFrontier {
     readonly path: string,
     private readonly leaseMs: number,
     private readonly clock: () => number,
+    sweepLogger: Logger | undefined,
   ) {
     this.stmts = prepareStatements(db);
     this.transaction = db.transaction((fn: () => unknown) => fn());
@@ -121,8 +133,24 @@ class SqliteFrontierImpl implements SqliteFrontier {
       const key = STATE_KEYS[state];
       if (key !== undefined) this.counts.set(run_id, key, n);
     }
-    for (const { run_id, state } of this.stmts.runs.all()) {
+    for (const { run_id, state, retired, final_counts } of this.stmts.runs.all()) {
       this.runStates.set(run_id, RUN_STATES[state] ?? 'active');
+      if (retired === 0) continue;
+      this.retired.add(run_id);
+      // Its tasks are (being) deleted: its counters are those kept when it was last swept.
+      const kept = parseCounts(final_counts);
+      if (kept !== null) this.counts.replace(run_id, kept);
+    }
+    this.sweeper =
+      sweepLogger === undefined
+        ? null
+        : new RunSweeper({
+            ledger: { sweepUrls: (runId, limit) => this.sweepTasks(runId, limit), releaseFreePages: () => 0 },
+            holds: (runId) => this.counts.of(runId).leased > 0,
+            logger: sweepLogger,
+          });
+    for (const runId of this.retired) {
+      if (this.stmts.anyTaskOfRun.get(runId) !== undefined) this.sweeper?.add(runId);
     }
     this.lastCheckpoint = this.stmts.getMeta.get('checkpoint')?.value ?? null;
   }
@@ -299,7 +327,26 @@ class SqliteFrontierImpl implements SqliteFrontier {
   async runs(): Promise<RunControl[]> {
     this.assertOpen();
     const ids = new Set([...this.runStates.keys(), ...this.counts.runIds()]);
+    for (const runId of this.retired) ids.delete(runId);
     return [...ids].sort().map((runId) => ({ runId, state: this.runStates.get(runId) ?? 'active' }));
+  }
+
+  /**
+   * The run is over, its end recorded in SQL: it leaves runs() and the sum of stats(), takes no
+   * more tasks, and its tasks are deleted in the background once none is leased (with
+   * `sweepRetired`), its counters kept for stats(runId). Durable, idempotent; an unknown run is
+   * left as it is.
+   */
+  async retireRun(runId: string): Promise<void> {
+    assertRunId(runId);
+    this.assertOpen();
+    if (this.retired.has(runId) || (!this.runStates.has(runId) && !this.counts.has(runId))) return;
+    this.write('retireRun', (now) => {
+      this.stmts.addRun.run(runId, now);
+      this.stmts.retire.run(JSON.stringify(this.counts.of(runId)), now, runId);
+    });
+    this.retired.add(runId);
+    this.sweeper?.add(runId);
   }
 
   /**
@@ -312,7 +359,7 @@ class SqliteFrontierImpl implements SqliteFrontier {
     if (runId !== undefined) assertRunId(runId);
     try {
       const now = this.clock();
-      const counts = runId === undefined ? this.counts.sum() : this.counts.of(runId);
+      const counts = runId === undefined ? this.counts.sum(this.retired) : this.counts.of(runId);
       const delayed =
         (runId === undefined
           ? this.stmts.countDelayed.get(now)
@@ -345,12 +392,26 @@ class SqliteFrontierImpl implements SqliteFrontier {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    // The slice being deleted ends first; the rest is deleted at the next open.
+    await this.sweeper?.close();
     this.closed = true;
     try {
       this.db.close();
     } catch (err) {
       throw toFrontierError(err, 'close', this.path);
     }
+  }
+
+  /**
+   * Deletes up to `limit` tasks of a retired run, leased ones left for their outcomes, and keeps
+   * its counters beside it in the same write (the tasks they were counted from are going).
+   */
+  private sweepTasks(runId: string, limit: number): number {
+    if (this.closed || !this.retired.has(runId)) return 0;
+    return this.write('sweep', () => {
+      this.stmts.setFinalCounts.run(JSON.stringify(this.counts.of(runId)), runId);
+      return this.stmts.sweepTasks.run(runId, limit).changes;
+    });
   }
 
   private setRunState(runId: string, state: 'active' | 'paused'): void {
@@ -406,7 +467,7 @@ class SqliteFrontierImpl implements SqliteFrontier {
     for (const task of tasks) {
       const runId = task.runId;
       const runState = this.runStates.get(runId);
-      if (runState === 'cancelled') continue;
+      if (runState === 'cancelled' || (this.retired.size > 0 && this.retired.has(runId))) continue;
       if (runState === undefined) {
         this.stmts.addRun.run(runId, now);
         this.runStates.set(runId, 'active');
@@ -486,4 +547,21 @@ function toLease(row: TaskRow, leaseId: string): Lease {
     ...(row.kind === 'sitemap' ? { kind: 'sitemap' as const } : {}),
     ...(row.lastmod === null ? {} : { lastmod: row.lastmod }),
   };
+}
+
+/** A retired run's kept counters; null when missing or unreadable (its tasks' count stands). */
+function parseCounts(json: string | null): Counts | null {
+  if (json === null) return null;
+  try {
+    const raw = JSON.parse(json) as Partial<Record<CountKey, unknown>>;
+    const counts = zeroCounts();
+    for (const key of Object.keys(counts) as CountKey[]) {
+      const n = raw[key];
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) return null;
+      counts[key] = n;
+    }
+    return counts;
+  } catch {
+    return null;
+  }
 }

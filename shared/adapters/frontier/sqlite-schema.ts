@@ -8,11 +8,13 @@ export type StateValue = (typeof State)[keyof typeof State];
 /** A run's control state as stored in `runs`. */
 export const RunStateValue = { active: 0, paused: 1, cancelled: 2 } as const;
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /**
- * Each entry takes the schema from version `index` to `index + 1`. Rows are never deleted, so the
- * `(run_id, url)` unique index is each run's seen-set, on disk.
+ * Each entry takes the schema from version `index` to `index + 1`. A run's rows stay until it is
+ * retired (its end recorded in SQL, `ackcrawl serve`), so the `(run_id, url)` unique index is each
+ * run's seen-set, on disk; a retired run's rows are then deleted in the background (run-sweeper.ts),
+ * its counters kept in `runs.final_counts`.
  *
  * The partial indexes carry `state` as a literal so the planner can prove they apply:
  * - tasks_ready: lease() walks one level of it in id order; available_at, host and run_id are in
@@ -91,6 +93,11 @@ const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   ) WITHOUT ROWID;
   INSERT INTO runs (run_id, state, updated_at) SELECT DISTINCT 'default', 0, 0 FROM tasks;
+  `,
+  // 4: retired runs (over, their end recorded in SQL): their counters as JSON, their tasks deleted.
+  `
+  ALTER TABLE runs ADD COLUMN retired INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE runs ADD COLUMN final_counts TEXT;
   `,
 ];
 

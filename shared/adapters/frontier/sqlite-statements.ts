@@ -160,7 +160,23 @@ export function prepareStatements(db: Database.Database) {
     countByRunAndState: db.prepare<[], { run_id: string; state: number; n: number }>(
       `SELECT run_id, state, COUNT(*) AS n FROM tasks GROUP BY run_id, state`,
     ),
-    runs: db.prepare<[], { run_id: string; state: number }>(`SELECT run_id, state FROM runs`),
+    runs: db.prepare<[], { run_id: string; state: number; retired: number; final_counts: string | null }>(
+      `SELECT run_id, state, retired, final_counts FROM runs`,
+    ),
+    /** (finalCountsJson, now, runId) */
+    retire: db.prepare<[string, number, string]>(
+      `UPDATE runs SET retired = 1, final_counts = ?, updated_at = ? WHERE run_id = ?`,
+    ),
+    /** (finalCountsJson, runId) */
+    setFinalCounts: db.prepare<[string, string]>(`UPDATE runs SET final_counts = ? WHERE run_id = ?`),
+    /** (runId, limit): a retired run's tasks, but for those leased (their outcomes still come). */
+    sweepTasks: db.prepare<[string, number]>(
+      `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE run_id = ? AND state <> 1 LIMIT ?)`,
+    ),
+    /** (runId) */
+    anyTaskOfRun: db.prepare<[string], { one: number }>(
+      `SELECT 1 AS one FROM tasks WHERE run_id = ? LIMIT 1`,
+    ),
     /** (runId, state, now) */
     setRunState: db.prepare<[string, number, number]>(
       `INSERT INTO runs (run_id, state, updated_at) VALUES (?, ?, ?)

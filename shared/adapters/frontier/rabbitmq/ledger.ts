@@ -84,7 +84,7 @@ const RETIRED_COLUMN = 'ALTER TABLE runs ADD COLUMN retired INTEGER NOT NULL DEF
 /**
  * The RabbitMQ frontier's local record, one SQLite file: every URL each run accepted (the seen-sets,
  * on disk, so memory stays flat) with its state, until the run is over and its queues are gone
- * (then they are swept, see ledger-sweeper.ts), each run's counters (behind stats() and maxTotal)
+ * (then they are swept, see run-sweeper.ts), each run's counters (behind stats() and maxTotal)
  * and control state, and the sink checkpoint. The broker holds the work; the ledger holds what the
  * work was. Writes are synchronous=FULL: a URL marked done here is acked in the broker right
  * after, so the mark must not be lost (a lost mark would leave a URL pending with no message to

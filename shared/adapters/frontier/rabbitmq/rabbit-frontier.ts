@@ -19,7 +19,7 @@ import { assertNewTasks, assertRunId, assertSettlement } from '../task-input.js'
 import { ackOn, BrokerLink, requeueOn, type Link } from './broker-link.js';
 import { claimSettlement, FrontierWriter } from './frontier-writer.js';
 import { DeliveryIntake } from './delivery-intake.js';
-import { LedgerSweeper } from './ledger-sweeper.js';
+import { RunSweeper } from '../run-sweeper.js';
 import { Ledger, LedgerState, type LedgerRun } from './ledger.js';
 import { LeaseBook, toLease, type Delivery, type Held } from './lease-book.js';
 import { OutgoingMessages } from './outgoing-messages.js';
@@ -112,7 +112,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private readonly clock: () => number;
   private readonly log: Logger;
   private readonly ledger: Ledger;
-  private readonly sweeper: LedgerSweeper;
+  private readonly sweeper: RunSweeper;
   private readonly sharedSeen: SharedSeen | null;
   /** Per run, the counters last written to the shared store (`total,done,failed`). */
   private readonly reported = new Map<string, string>();
@@ -189,7 +189,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
       ...(options.publishTimer ? { publishTimer: options.publishTimer } : {}),
     });
     this.ledger = new Ledger(options.ledgerPath, undefined, opts.shards > 1 ? 'uncounted' : 'counted');
-    this.sweeper = new LedgerSweeper({
+    this.sweeper = new RunSweeper({
       ledger: this.ledger,
       holds: (runId) => this.book.leasedOf(runId) + this.book.bufferedOf(runId) > 0,
       logger: this.log.child({ module: 'ledger-sweeper' }),

@@ -1,15 +1,22 @@
-import type { Logger } from '../../../logger.js';
-import type { Ledger } from './ledger.js';
+import type { Logger } from '../../logger.js';
 
-export interface LedgerSweeperOptions {
-  ledger: Pick<Ledger, 'sweepUrls' | 'releaseFreePages'>;
+/** Where a run's rows are kept: the RabbitMQ frontier's ledger, or the SQLite frontier's tasks. */
+export interface SweptRows {
+  /** Deletes up to `limit` rows of a run that may go, in one durable write; how many (0: none left). */
+  sweepUrls(runId: string, limit: number): number;
+  /** Gives up to `maxPages` free pages back to the file system; how many (0 where it cannot). */
+  releaseFreePages(maxPages: number): number;
+}
+
+export interface RunSweeperOptions {
+  ledger: SweptRows;
   /**
-   * Whether this process still holds deliveries of the run (leased, settling or buffered): their
-   * outcomes are settled against its URL rows, so the run waits until none is left.
+   * Whether this process still holds deliveries or leases of the run: their outcomes are settled
+   * against its rows, so the run waits until none is left.
    */
   holds: (runId: string) => boolean;
   logger: Logger;
-  /** URL rows deleted per write (default 2,000). */
+  /** Rows deleted per write (default 2,000). */
   sliceRows?: number;
   /** Free pages given back to the file system per write, once a run is swept (default 1,024: 4 MiB). */
   slicePages?: number;
@@ -20,14 +27,14 @@ export interface LedgerSweeperOptions {
 }
 
 /**
- * Deletes the URL rows of runs that are over (retired, and their queues deleted) from the ledger, a
- * slice per write, in the background: a scheduler that serves a run a day would otherwise keep
- * every URL of every run it ever served on disk. Then it gives the freed pages back to the file
- * system, a slice per write too, so the file shrinks to what the runs still served hold (a ledger
- * made before ackcrawl did this keeps its size and reuses them). A failed write is logged and its
- * run left for the next start (the ledger lists it again: `runsToSweep`).
+ * Deletes the rows of runs that are over (retired: in the RabbitMQ frontier's ledger once their
+ * queues are deleted too, in the SQLite frontier's tasks) a slice per write, in the background: a
+ * scheduler that serves a run a day would otherwise keep every URL of every run it ever served on
+ * disk. Then it gives the freed pages back to the file system where the file allows it, a slice per
+ * write too (elsewhere SQLite reuses them). A failed write is logged and its run left for the next
+ * start (the frontier lists it again).
  */
-export class LedgerSweeper {
+export class RunSweeper {
   private readonly queue = new Set<string>();
   private running: Promise<void> | null = null;
   private closed = false;
@@ -37,7 +44,7 @@ export class LedgerSweeper {
   private readonly pauseMs: number;
   private readonly heldRetryMs: number;
 
-  constructor(private readonly options: LedgerSweeperOptions) {
+  constructor(private readonly options: RunSweeperOptions) {
     this.sliceRows = options.sliceRows ?? 2_000;
     this.slicePages = options.slicePages ?? 1_024;
     this.pauseMs = options.pauseMs ?? 20;
