@@ -3,7 +3,7 @@ import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/gener
 import type { PageRecord } from '../../shared/protocol/page-record.js';
 import { startCluster, type Cluster, type ClusterBrokers } from '../helpers/cluster.js';
 import { KAFKA_CLUSTER_BROKERS, RABBITMQ_CLUSTER_URLS } from '../helpers/service-control.js';
-import { readPageRecords } from '../helpers/topic-records.js';
+import { readDistinctPages } from '../helpers/topic-records.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /** Pages of each fault test's crawl (ACKCRAWL_TEST_CLUSTER_PAGES to change). */
@@ -82,12 +82,7 @@ export async function crawlThroughFault(
     assert.deepEqual(pidsOf(cluster), before, 'no ackcrawl process was restarted');
     assert.equal(cluster.scheduler().exitCode, null, 'the scheduler still runs');
 
-    const records = await readPageRecords(
-      cluster.topic,
-      (r) => new Set(r.map((x) => x.url)).size >= PAGES,
-      120_000,
-      CLUSTER_BROKERS.kafkaBrokers,
-    );
+    const records = await readDistinctPages(cluster.topic, PAGES, 120_000, CLUSTER_BROKERS.kafkaBrokers);
     const duplicates = checkDelivery(records);
     const later = records.filter((r) => r.attempt > 1).length;
     console.log(

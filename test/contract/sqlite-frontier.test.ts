@@ -16,6 +16,16 @@ function tempDir(): { dir: string; remove: () => void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** Tasks of a run in the file, read beside the frontier that has it open. */
+function taskRows(path: string, runId: string): number {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare('SELECT COUNT(*) AS n FROM tasks WHERE run_id = ?').get(runId) as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
 frontierContract('sqlite', async ({ clock }) => {
   const { dir, remove } = tempDir();
   const path = join(dir, 'frontier.db');
@@ -217,17 +227,10 @@ describe('sqlite frontier: adapter specifics', () => {
         await frontier.close();
       }
     }));
+
   it("deletes a retired run's tasks in the background once none is leased, keeping its counters", () =>
     withFile(async (path, clock) => {
-      const rows = (runId: string): number => {
-        const db = new Database(path, { readonly: true });
-        try {
-          return (db.prepare('SELECT COUNT(*) AS n FROM tasks WHERE run_id = ?').get(runId) as { n: number })
-            .n;
-        } finally {
-          db.close();
-        }
-      };
+      const rows = (runId: string): number => taskRows(path, runId);
       const frontier = openSqliteFrontier({ path, clock: clock.fn, sweepRetired: silentLogger() });
       await frontier.push([
         ...tasks('https://o.test/', 30, { runId: 'over' }),
@@ -288,23 +291,13 @@ describe('sqlite frontier: adapter specifics', () => {
       await first.push(tasks('https://o.test/', 10, { runId: 'over' }));
       await first.retireRun('over');
       await first.close();
-      const db = new Database(path, { readonly: true });
-      const left = (db.prepare('SELECT COUNT(*) AS n FROM tasks').get() as { n: number }).n;
-      db.close();
-      assert.equal(left, 10, 'without sweepRetired nothing is deleted');
+      assert.equal(taskRows(path, 'over'), 10, 'without sweepRetired nothing is deleted');
       const second = openSqliteFrontier({ path, clock: clock.fn, sweepRetired: silentLogger() });
       try {
-        await waitFor(
-          () => {
-            const check = new Database(path, { readonly: true });
-            try {
-              return (check.prepare('SELECT COUNT(*) AS n FROM tasks').get() as { n: number }).n === 0;
-            } finally {
-              check.close();
-            }
-          },
-          { timeoutMs: 5_000, message: 'swept after the open' },
-        );
+        await waitFor(() => taskRows(path, 'over') === 0, {
+          timeoutMs: 5_000,
+          message: 'swept after the open',
+        });
         assert.equal((await second.stats('over')).total, 10);
       } finally {
         await second.close();

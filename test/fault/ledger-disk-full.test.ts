@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { fillDisk, freeDisk, mountTmpfs } from '../helpers/tmpfs.js';
-import { readPageRecords } from '../helpers/topic-records.js';
+import { readDistinctPages } from '../helpers/topic-records.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const PAGES = 1_500;
@@ -94,11 +94,7 @@ describe('a full disk under the cluster scheduler (its ledger on a real tmpfs)',
     assert.equal(result.code, 0, result.stderr.slice(-3000));
     assert.equal((JSON.parse(result.stdout) as { pages: number }).pages, PAGES, 'every page settled');
 
-    const records = await readPageRecords(
-      cluster.topic,
-      (r) => new Set(r.map((x) => x.url)).size >= PAGES,
-      120_000,
-    );
+    const records = await readDistinctPages(cluster.topic, PAGES);
     const urls = new Set(records.map((r) => r.url));
     assert.equal(urls.size, PAGES, 'every page in Kafka');
     const duplicates = records.length - urls.size;

@@ -8,7 +8,7 @@ import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { rawMinioClient, removeBucket, testBucketName } from '../helpers/minio-bucket.js';
 import { serviceControl } from '../helpers/service-control.js';
 import { requireMinio } from '../helpers/services.js';
-import { readPageRecords } from '../helpers/topic-records.js';
+import { readDistinctPages } from '../helpers/topic-records.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const PAGES = 300;
@@ -113,11 +113,7 @@ describe('a MinIO outage during a cluster crawl of large pages', () => {
       assert.equal(result.code, 0, result.stderr);
       assert.equal((JSON.parse(result.stdout) as { pages: number }).pages, PAGES, 'every page settled');
 
-      const records = await readPageRecords(
-        cluster.topic,
-        (r) => new Set(r.map((x) => x.url)).size >= PAGES,
-        120_000,
-      );
+      const records = await readDistinctPages(cluster.topic, PAGES);
       const urls = new Set(records.map((r) => r.url));
       assert.equal(urls.size, PAGES, 'every page has a record in Kafka');
       const checked = new Map<string, string>();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
-import { readPageRecords } from '../helpers/topic-records.js';
+import { readDistinctPages } from '../helpers/topic-records.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const PAGES = Number(process.env.ACKCRAWL_TEST_KILL_PAGES ?? 20_000);
@@ -48,11 +48,7 @@ describe(`kill -9 the scheduler ${KILLS_AT.length} times during a ${PAGES}-page 
       'every page accepted and settled',
     );
 
-    const records = await readPageRecords(
-      cluster.topic,
-      (r) => new Set(r.map((x) => x.url)).size >= PAGES,
-      120_000,
-    );
+    const records = await readDistinctPages(cluster.topic, PAGES);
     const urls = new Set(records.map((r) => r.url));
     assert.equal(urls.size, PAGES, 'every page in Kafka');
     assert.ok(

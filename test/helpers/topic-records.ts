@@ -42,3 +42,13 @@ export async function readPageRecords(
     await consumer.disconnect();
   }
 }
+
+/** Reads the topic until `pages` distinct URLs have a record (see readPageRecords). */
+export function readDistinctPages(
+  topic: string,
+  pages: number,
+  timeoutMs = 120_000,
+  brokers: readonly string[] = KAFKA_BROKERS,
+): Promise<PageRecord[]> {
+  return readPageRecords(topic, (r) => new Set(r.map((x) => x.url)).size >= pages, timeoutMs, brokers);
+}
