@@ -138,7 +138,7 @@ test("the URL rows of a retired run, once its queues are gone, are swept when no
 
     let held = true;
     const sweeper = new RunSweeper({
-      ledger,
+      rows: ledger,
       holds: () => held,
       logger: silentLogger(),
       sliceRows: 10,
@@ -181,7 +181,13 @@ test('the sweeper stops at close between two slices, and a failed slice leaves i
   };
   const logged: unknown[] = [];
   const logger = { ...silentLogger(), warn: (o: unknown) => void logged.push(o) } as unknown as Logger;
-  const sweeper = new RunSweeper({ ledger, holds: () => false, logger, sliceRows: 10, pauseMs: 10_000 });
+  const sweeper = new RunSweeper({
+    rows: ledger,
+    holds: () => false,
+    logger,
+    sliceRows: 10,
+    pauseMs: 10_000,
+  });
   sweeper.add('broken');
   sweeper.add('endless');
   const started = Date.now();
@@ -205,7 +211,7 @@ test('a swept run gives its space back: the ledger file shrinks; a ledger made w
       Array.from({ length: n }, (_, i) => task(runId, `https://a.test/${runId}/${i}/${'p'.repeat(60)}`));
     const sweepAll = async (ledger: Ledger, untilNoFreePages: boolean): Promise<void> => {
       const sweeper = new RunSweeper({
-        ledger,
+        rows: ledger,
         holds: () => false,
         logger: silentLogger(),
         sliceRows: 5_000,

@@ -9,7 +9,7 @@ export interface SweptRows {
 }
 
 export interface RunSweeperOptions {
-  ledger: SweptRows;
+  rows: SweptRows;
   /**
    * Whether this process still holds deliveries or leases of the run: their outcomes are settled
    * against its rows, so the run waits until none is left.
@@ -88,29 +88,26 @@ export class RunSweeper {
   }
 
   private async sweep(runId: string): Promise<void> {
-    const { ledger, logger } = this.options;
+    const { rows: store, logger } = this.options;
     let rows = 0;
     let pages = 0;
     try {
       for (;;) {
-        const deleted = ledger.sweepUrls(runId, this.sliceRows);
+        const deleted = store.sweepUrls(runId, this.sliceRows);
         rows += deleted;
         if (deleted < this.sliceRows) break;
         await this.pause(this.pauseMs);
         if (this.closed) return;
       }
       for (;;) {
-        const released = ledger.releaseFreePages(this.slicePages);
+        const released = store.releaseFreePages(this.slicePages);
         pages += released;
         if (released < this.slicePages) break;
         await this.pause(this.pauseMs);
         if (this.closed) return;
       }
       if (rows > 0) {
-        logger.info(
-          { runId, rows, pagesReleased: pages },
-          "a finished run's URL rows are deleted from the ledger",
-        );
+        logger.info({ runId, rows, pagesReleased: pages }, "a finished run's URL rows are deleted");
       }
     } catch (err) {
       logger.warn(

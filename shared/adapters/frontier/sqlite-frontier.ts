@@ -145,7 +145,7 @@ class SqliteFrontierImpl implements SqliteFrontier {
       sweepLogger === undefined
         ? null
         : new RunSweeper({
-            ledger: { sweepUrls: (runId, limit) => this.sweepTasks(runId, limit), releaseFreePages: () => 0 },
+            rows: { sweepUrls: (runId, limit) => this.sweepTasks(runId, limit), releaseFreePages: () => 0 },
             holds: (runId) => this.counts.of(runId).leased > 0,
             logger: sweepLogger,
           });
@@ -392,9 +392,9 @@ class SqliteFrontierImpl implements SqliteFrontier {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    // The slice being deleted ends first; the rest is deleted at the next open.
-    await this.sweeper?.close();
     this.closed = true;
+    // Its writes are synchronous, so none is under way: it stops; the rest goes at the next open.
+    await this.sweeper?.close();
     try {
       this.db.close();
     } catch (err) {

@@ -190,7 +190,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
     });
     this.ledger = new Ledger(options.ledgerPath, undefined, opts.shards > 1 ? 'uncounted' : 'counted');
     this.sweeper = new RunSweeper({
-      ledger: this.ledger,
+      rows: this.ledger,
       holds: (runId) => this.book.leasedOf(runId) + this.book.bufferedOf(runId) > 0,
       logger: this.log.child({ module: 'ledger-sweeper' }),
     });
