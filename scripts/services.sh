@@ -11,6 +11,7 @@
 #   scripts/services.sh cluster-stop   rabbitmq-N|kafka-N  (one node, gracefully; cluster-up restarts it)
 #   scripts/services.sh cluster-pid    rabbitmq-N|kafka-N
 #   scripts/services.sh cluster-rabbitmqctl [rabbitmq-queues|rabbitmq-diagnostics] ARGS...
+#   scripts/services.sh rabbitmqctl ARGS...   (the single node of `up`, e.g. a resource alarm)
 #
 # Everything runs as plain background processes (no systemd, no Docker), bound to 127.0.0.1.
 # Data, logs and PID files live in .services/<service>/ at the repo root; downloads and builds
@@ -1078,6 +1079,12 @@ cmd_cluster_rabbitmqctl() {
   die "no node of the rabbitmq cluster is running"
 }
 
+# rabbitmqctl against the single node of `up`: rabbitmqctl ARGS...
+cmd_rabbitmqctl() {
+  svc_pid rabbitmq >/dev/null || die "rabbitmq is not running (scripts/services.sh up rabbitmq)"
+  rabbit_cli rabbitmqctl "$@"
+}
+
 # =============================================================================================
 # commands
 
@@ -1220,7 +1227,7 @@ cmd_status() {
 }
 
 usage() {
-  sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 main() {
@@ -1236,6 +1243,7 @@ main() {
     cluster-stop) cmd_cluster_stop "$@" ;;
     cluster-pid) cmd_cluster_pid "$@" ;;
     cluster-rabbitmqctl) cmd_cluster_rabbitmqctl "$@" ;;
+    rabbitmqctl) cmd_rabbitmqctl "$@" ;;
     -h | --help | help)
       usage
       ;;
