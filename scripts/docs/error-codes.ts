@@ -67,6 +67,11 @@ ${table(['code', 'from', 'retried', 'meaning'], page)}
 
 ${table(['code', 'status', 'retry later can help', 'meaning'], api)}
 
+An API can also answer with a code of the last table (roles and services). One that trying again
+can help (a store or broker away or busy: \`SQL_UNAVAILABLE\`, \`FRONTIER_UNAVAILABLE\`, ...) is
+503 with \`Retry-After: 5\`; any other is 500. Their message names no internals: the role's log
+has the error whole.
+
 ## WebSocket \`error\` messages (scheduler → crawler)
 
 ${table(['code', 'fatal', 'meaning'], protocol)}

@@ -31,18 +31,33 @@ function problemsOf(err: AppError): Problem[] | undefined {
   );
 }
 
-/** What an error becomes on the wire: its status, a stable code and a message for a person. */
+/** Seconds a client is told to wait (`Retry-After`) when a store or broker we need is away. */
+export const UNAVAILABLE_RETRY_AFTER_S = 5;
+
+/**
+ * What an error becomes on the wire: its status, a stable code and a message for a person. A
+ * server-side error that trying again can help (a store or broker down or busy: SQL_UNAVAILABLE,
+ * FRONTIER_UNAVAILABLE, ...) is 503 with `Retry-After`, unless its code has a status of its own.
+ */
 export function describeError(
   err: unknown,
   service = 'server',
-): { status: number; code: string; message: string; problems?: Problem[] } {
+): { status: number; code: string; message: string; problems?: Problem[]; retryAfterS?: number } {
   if (err instanceof AppError) {
-    const status = err.status ?? (err.name === 'InvalidInputError' ? 400 : 500);
+    const status = err.status ?? (err.name === 'InvalidInputError' ? 400 : err.retriable ? 503 : 500);
     if (status < 500) {
       const problems = problemsOf(err);
       return { status, code: err.code, message: err.message, ...(problems ? { problems } : {}) };
     }
     // A failure of ours: its message may name internals, the log has it whole.
+    if (status === 503) {
+      return {
+        status,
+        code: err.code,
+        message: `the ${service} cannot answer now (a service it needs is unavailable); try again shortly, its log says why`,
+        retryAfterS: UNAVAILABLE_RETRY_AFTER_S,
+      };
+    }
     return { status, code: err.code, message: `the ${service} failed to answer; its log says why` };
   }
   // Errors Koa raises itself (http-errors) carry a status and say whether their message is safe.
@@ -76,10 +91,11 @@ export function errorResponses(logger: Logger, options: ErrorResponseOptions = {
         throw new AppError('METHOD_NOT_ALLOWED', `use ${ctx.response.get('Allow') || 'another method'}`);
       }
     } catch (err) {
-      const { status, code, message, problems } = describeError(err, service);
+      const { status, code, message, problems, retryAfterS } = describeError(err, service);
       if (status >= 500) logger.error({ err, method: ctx.method, path: ctx.path }, `${service} API failure`);
       const headers: Record<string, string> =
         status === 401 ? { 'WWW-Authenticate': 'Bearer realm="ackcrawl"' } : {};
+      if (retryAfterS !== undefined) headers['Retry-After'] = String(retryAfterS);
       if (!ctx.req.complete && !ctx.headerSent) {
         ctx.respond = false;
         refuseSocket(ctx.req.socket, status, { code, message }, headers);

@@ -6,15 +6,14 @@ import { postgresUrl, requirePostgres } from './services.js';
 export async function scratchPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
   await requirePostgres();
   const name = `ackcrawl_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: postgresUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  await withAdmin((admin) => admin.query(`CREATE DATABASE ${name}`));
   const url = new URL(postgresUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: async () => {
-      try {
+    // A connection of its own: the server may have been restarted by the test meanwhile.
+    drop: () =>
+      withAdmin(async (admin) => {
         // FORCE ends our own connections; an autovacuum worker that happens to be in the database
         // is the server's (42501: not ours to end) and leaves on its own within moments.
         for (let attempt = 1; ; attempt += 1) {
@@ -27,9 +26,17 @@ export async function scratchPostgres(): Promise<{ url: string; drop: () => Prom
             await new Promise((resolve) => setTimeout(resolve, 250));
           }
         }
-      } finally {
-        await admin.end();
-      }
-    },
+      }),
   };
+}
+
+async function withAdmin<T>(body: (admin: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  admin.on('error', () => undefined);
+  await admin.connect();
+  try {
+    return await body(admin);
+  } finally {
+    await admin.end();
+  }
 }

@@ -33,6 +33,15 @@ export class TestRole {
     return this.child?.pid;
   }
 
+  get name(): string {
+    return this.role;
+  }
+
+  /** Whether the process started last is still running. */
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
   /** SIGKILL (or another signal) and wait for the exit. */
   async stop(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const child = this.child;

@@ -8,7 +8,7 @@ const SCRIPT = fileURLToPath(new URL('../../../scripts/services.sh', import.meta
 /** `scripts/services.sh up|down <service>`: for fault tests that stop a real broker. */
 export async function serviceControl(
   action: 'up' | 'down',
-  service: 'rabbitmq' | 'kafka' | 'minio',
+  service: 'rabbitmq' | 'kafka' | 'minio' | 'postgres',
 ): Promise<void> {
   await run('bash', [SCRIPT, action, service], { timeout: 300_000 });
 }
