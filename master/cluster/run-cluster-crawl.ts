@@ -54,7 +54,8 @@ async function call(target: ClusterTarget, init: { method: string; body?: unknow
 
 /**
  * Submits the seeds and settings to a running cluster and follows the crawl until every accepted
- * URL is settled. A scheduler restart during the crawl is waited out, not reported as a failure.
+ * URL is settled. A scheduler restart during the crawl, or a 503 while a service it needs is away,
+ * is waited out (up to 10 minutes), not reported as a failure.
  */
 export async function runClusterCrawl(
   plan: CrawlPlan,
@@ -72,7 +73,9 @@ export async function runClusterCrawl(
       status = (await call(target, { method: 'GET' })) as CrawlStatus;
       unreachableSince = null;
     } catch (err) {
-      if (!(err instanceof AppError) || err.code !== 'SCHEDULER_UNREACHABLE') throw err;
+      // Down, or up without a service it needs (503: RabbitMQ or Kafka away): waited out alike.
+      const away = err instanceof AppError && (err.code === 'SCHEDULER_UNREACHABLE' || err.status === 503);
+      if (!away) throw err;
       unreachableSince ??= Date.now();
       if (Date.now() - unreachableSince > 10 * 60_000) throw err;
       continue;
