@@ -123,9 +123,16 @@ export function errorText(err: unknown): string {
     : `ERROR: ${err instanceof Error ? err.message : String(err)}`;
 }
 
-/** Whether an endpoint is missing on this master (an older one, or one without the part behind it). */
+/**
+ * Whether an endpoint is missing on this master (an older one, or one without the part behind it),
+ * or no scheduler can answer it now (503 NO_SCHEDULER). A 503 for a store that is away
+ * (SQL_UNAVAILABLE) is an error to show, not a part that is missing.
+ */
 export function isUnavailable(err: unknown): boolean {
-  return err instanceof ApiError && (err.status === 404 || err.status === 503 || err.status === 501);
+  return (
+    err instanceof ApiError &&
+    (err.status === 404 || err.status === 501 || (err.status === 503 && err.code === 'NO_SCHEDULER'))
+  );
 }
 
 export const enc = encodeURIComponent;
