@@ -17,6 +17,7 @@ import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-fronti
 import { FileSink } from '../../shared/adapters/page-sink/file-sink.js';
 import type { AppError } from '../../shared/errors.js';
 import type { SinkRecord } from '../../shared/ports/page-sink.js';
+import { logLines } from '../helpers/log-lines.js';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import { startCli } from '../helpers/cli.js';
 import { descendants } from '../helpers/process-tree.js';
@@ -47,19 +48,6 @@ function segmentLines(dir: string): { runId: 'default'; url: string }[] {
     }
   }
   return lines;
-}
-
-function logLines(stderr: string): { msg?: string; code?: string; module?: string }[] {
-  return stderr
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => {
-      try {
-        return JSON.parse(l) as { msg?: string; code?: string };
-      } catch {
-        return {};
-      }
-    });
 }
 
 describe('a full disk (a real tmpfs)', () => {

@@ -5,30 +5,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
+import { logLines, type LogLine } from '../helpers/log-lines.js';
 import { fillDisk, freeDisk, mountTmpfs } from '../helpers/tmpfs.js';
 import { readDistinctPages } from '../helpers/topic-records.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const PAGES = 1_500;
 const MiB = 1024 * 1024;
-
-interface LogLine {
-  msg?: string;
-  code?: string;
-}
-
-function logLines(text: string): LogLine[] {
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => {
-      try {
-        return JSON.parse(l) as LogLine;
-      } catch {
-        return {};
-      }
-    });
-}
 
 /**
  * The cluster scheduler's own disk is its ledger (RabbitMQ holds the work, Kafka the records). When

@@ -13,6 +13,21 @@ export async function serviceControl(
   await run('bash', [SCRIPT, action, service], { timeout: 300_000 });
 }
 
+/** `rabbitmqctl ARGS` against the single RabbitMQ node of `scripts/services.sh up`; its stdout. */
+export async function rabbitmqctl(...args: string[]): Promise<string> {
+  return (await run('bash', [SCRIPT, 'rabbitmqctl', ...args], { timeout: 60_000 })).stdout;
+}
+
+/**
+ * RabbitMQ's disk alarm on the node of `up`: a free-space limit far above what the disk has sets
+ * it off at once; the node's own limit (0.05 GB, as services.sh starts it) clears it. A test that
+ * raises it clears it in a `finally`, or every test after it is blocked.
+ */
+export const rabbitDiskAlarm = {
+  raise: async (): Promise<void> => void (await rabbitmqctl('set_disk_free_limit', '100000GB')),
+  clear: async (): Promise<void> => void (await rabbitmqctl('set_disk_free_limit', '50MB')),
+};
+
 /** The broker clusters of `scripts/services.sh cluster-up` (its ports; see the script). */
 export const RABBITMQ_CLUSTER_URLS: readonly string[] = [5681, 5682, 5683].map(
   (port) => `amqp://guest:guest@127.0.0.1:${port}`,

@@ -5,17 +5,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
 import { AppError } from '../../shared/errors.js';
 import { openRabbitFrontier } from '../../shared/adapters/frontier/rabbitmq/rabbit-frontier.js';
 import { allExchangeNames, allQueueNames } from '../../shared/adapters/frontier/rabbitmq/topology.js';
 import { DEFAULT_RUN_ID } from '../../shared/protocol/task.js';
 import type { Settlement } from '../../shared/ports/frontier.js';
 import type { Lease, NewTask } from '../../shared/protocol/task.js';
+import { memoryLogger } from '../helpers/log-lines.js';
 import { AMQP_URL, rabbitAdmin } from '../helpers/rabbitmq.js';
 import { ref, tasks } from '../contract/frontier-contract-kit.js';
 
@@ -38,18 +37,6 @@ const retryDelayFor = (lease: Lease): number | null => {
 
 const childrenOf = (lease: Pick<NewTask, 'url' | 'depth'>): NewTask[] =>
   lease.depth === 0 ? tasks(`${lease.url}/c`, CHILDREN, { depth: 1, parentUrl: lease.url }) : [];
-
-/** Log lines kept in memory, to check what the frontier reported. */
-function memoryLogger(): { logger: pino.Logger; lines: string[] } {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, sink), lines };
-}
 
 it(
   'rabbitmq frontier survives a broker restart mid-crawl: nothing lost, duplicates counted',
@@ -173,7 +160,7 @@ it(
       assert.deepEqual([s.total, s.done, s.failed], [expected.size, expected.size, 0]);
       assert.ok(retriable > 0 || staleBatches > 0, 'the restart was noticed');
       assert.ok(
-        lines.some((line) => line.includes('reconnected to rabbitmq')),
+        lines().some((line) => line.msg === 'reconnected to rabbitmq'),
         'the frontier reconnected by itself',
       );
       assert.ok(duplicates <= expected.size * 0.05, `duplicates ${duplicates} stay rare`);

@@ -16,6 +16,19 @@ export interface Link {
   /** The connection, for a throwaway channel (a passive check that may fail closes its channel). */
   readonly model: ChannelModel;
   alive: boolean;
+  /** The broker's flow control on this connection (a resource alarm), as it told us. */
+  readonly flow: PublishFlow;
+}
+
+/**
+ * Whether the broker blocks this connection's publishing (a disk or memory alarm), and since when it
+ * no longer does. A blocked broker is alive and says why it is silent: its confirms are late, not
+ * lost, so a confirm timeout must not count that time (see Publisher).
+ */
+export interface PublishFlow {
+  blocked: boolean;
+  /** performance.now() when the last block ended; 0 if it never was blocked. */
+  unblockedAt: number;
 }
 
 export type Connect = (url: string) => Promise<ChannelModel>;
@@ -133,20 +146,26 @@ export class BrokerLink {
     coalesceWrites(model);
     const generation = (this.generation += 1);
     let link: Link | null = null;
+    const flow: PublishFlow = { blocked: false, unblockedAt: 0 };
     model.on('error', (err: Error) => log.warn({ err, generation }, 'rabbitmq connection error'));
     model.on('handler-error', (err: Error, event: string) =>
       log.error({ err, event, generation }, 'rabbitmq connection listener threw'),
     );
-    model.on('blocked', (reason: string) =>
-      log.warn({ reason, generation }, 'rabbitmq blocked publishing (resource alarm)'),
-    );
-    model.on('unblocked', () => log.info({ generation }, 'rabbitmq unblocked publishing'));
+    model.on('blocked', (reason: string) => {
+      flow.blocked = true;
+      log.warn({ reason, generation }, 'rabbitmq blocked publishing (resource alarm)');
+    });
+    model.on('unblocked', () => {
+      flow.blocked = false;
+      flow.unblockedAt = performance.now();
+      log.info({ generation }, 'rabbitmq unblocked publishing');
+    });
     model.on('close', () => {
       if (link !== null) this.down(link, model);
     });
     try {
       const channel = await model.createConfirmChannel();
-      link = { generation, channel, model, alive: true };
+      link = { generation, channel, model, alive: true, flow };
       const thisLink = link;
       channel.on('error', (err: Error) => log.warn({ err, generation }, 'rabbitmq channel error'));
       channel.on('handler-error', (err: Error, event: string) =>

@@ -1,6 +1,6 @@
 import type { Message } from 'amqplib';
 import { StorageError } from '../../../errors.js';
-import type { Link } from './broker-link.js';
+import type { Link, PublishFlow } from './broker-link.js';
 import { unavailable } from './rabbit-errors.js';
 import type { PublishTimer } from '../../../metrics/publish-latency.js';
 
@@ -127,12 +127,20 @@ export class Publisher {
   }
 
   private async confirmed(link: Link, confirms: Promise<void>[], op: string): Promise<void> {
+    const limitMs = this.options.confirmTimeoutMs;
+    const startedAt = performance.now();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        this.options.resetLink(`no publisher confirm within ${this.options.confirmTimeoutMs} ms`);
+      const check = (): void => {
+        const waitMs = confirmWaitLeft(link.flow, startedAt, limitMs, performance.now());
+        if (waitMs > 0) {
+          timer = setTimeout(check, waitMs);
+          return;
+        }
+        this.options.resetLink(`no publisher confirm within ${limitMs} ms`);
         reject(unavailable(op, 'the broker did not confirm in time'));
-      }, this.options.confirmTimeoutMs);
+      };
+      timer = setTimeout(check, limitMs);
     });
     try {
       await Promise.race([Promise.all(confirms), timeout]);
@@ -140,6 +148,19 @@ export class Publisher {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * How much longer to wait for a batch's confirms before giving the link up: the timeout counts
+ * only time the broker did not block the connection. While it blocks (a resource alarm: a disk or
+ * memory limit), the broker is alive and holds the publish until the alarm clears, however long
+ * that takes; dropping the link then would only hand every delivery of this scheduler back to be
+ * fetched again, and the next connection would be blocked the same. A broker that dies while
+ * blocking closes the socket or misses heartbeats, which drops the link without this timeout.
+ */
+export function confirmWaitLeft(flow: PublishFlow, startedAt: number, limitMs: number, now: number): number {
+  if (flow.blocked) return limitMs;
+  return Math.max(0, Math.max(startedAt, flow.unblockedAt) + limitMs - now);
 }
 
 /** Waits for the socket buffer to drain (publish returned false), or for the channel to close. */
