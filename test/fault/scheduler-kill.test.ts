@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
-import { readDistinctPages } from '../helpers/topic-records.js';
+import { expectWholeCrawl } from '../helpers/topic-records.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const PAGES = Number(process.env.ACKCRAWL_TEST_KILL_PAGES ?? 20_000);
@@ -40,22 +40,11 @@ describe(`kill -9 the scheduler ${KILLS_AT.length} times during a ${PAGES}-page 
       });
       stalls.push(Date.now() - killedAt);
     }
-    const result = await run.done;
-    assert.equal(result.code, 0, result.stderr.slice(-3000));
-    assert.equal(
-      (JSON.parse(result.stdout) as { pages: number }).pages,
-      PAGES,
-      'every page accepted and settled',
-    );
-
-    const records = await readDistinctPages(cluster.topic, PAGES);
-    const urls = new Set(records.map((r) => r.url));
-    assert.equal(urls.size, PAGES, 'every page in Kafka');
+    const { records, duplicates } = await expectWholeCrawl(run, cluster.topic, PAGES);
     assert.ok(
       records.every((r) => r.outcome === 'ok'),
       'every page ok',
     );
-    const duplicates = records.length - urls.size;
     const refetched = site.stats().pageResponses - PAGES;
     console.log(
       `# scheduler killed ${KILLS_AT.length} times: ${records.length} records for ${PAGES} pages, ` +

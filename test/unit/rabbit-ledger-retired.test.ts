@@ -128,13 +128,13 @@ test("the URL rows of a retired run, once its queues are gone, are swept when no
 
     ledger.markRetired('done1');
     assert.deepEqual(ledger.runsToSweep(), [], 'retired but its queues still there: kept');
-    assert.equal(ledger.sweepUrls('done1', 10), 0, 'refused before its queues are deleted');
-    assert.equal(ledger.sweepUrls('live', 10), 0, 'refused for a run still served');
+    assert.equal(ledger.sweepRows('done1', 10), 0, 'refused before its queues are deleted');
+    assert.equal(ledger.sweepRows('live', 10), 0, 'refused for a run still served');
     ledger.markPurged('done1');
     ledger.setState('cancelled', 'cancelled');
     ledger.markPurged('cancelled');
     assert.deepEqual(ledger.runsToSweep(), ['done1'], 'a cancelled run keeps its rows (late outcomes)');
-    assert.equal(ledger.sweepUrls('cancelled', 10), 0);
+    assert.equal(ledger.sweepRows('cancelled', 10), 0);
 
     let held = true;
     const sweeper = new RunSweeper({
@@ -172,7 +172,7 @@ test("the URL rows of a retired run, once its queues are gone, are swept when no
 test('the sweeper stops at close between two slices, and a failed slice leaves its run for the next start', async () => {
   const calls: string[] = [];
   const ledger = {
-    sweepUrls(runId: string, limit: number): number {
+    sweepRows(runId: string, limit: number): number {
       calls.push(runId);
       if (runId === 'broken') throw new Error('disk I/O error');
       return limit;

@@ -3,7 +3,7 @@ import type { Logger } from '../../logger.js';
 /** Where a run's rows are kept: the RabbitMQ frontier's ledger, or the SQLite frontier's tasks. */
 export interface SweptRows {
   /** Deletes up to `limit` rows of a run that may go, in one durable write; how many (0: none left). */
-  sweepUrls(runId: string, limit: number): number;
+  sweepRows(runId: string, limit: number): number;
   /** Gives up to `maxPages` free pages back to the file system; how many (0 where it cannot). */
   releaseFreePages(maxPages: number): number;
 }
@@ -93,7 +93,7 @@ export class RunSweeper {
     let pages = 0;
     try {
       for (;;) {
-        const deleted = store.sweepUrls(runId, this.sliceRows);
+        const deleted = store.sweepRows(runId, this.sliceRows);
         rows += deleted;
         if (deleted < this.sliceRows) break;
         await this.pause(this.pauseMs);

@@ -145,7 +145,7 @@ class SqliteFrontierImpl implements SqliteFrontier {
       sweepLogger === undefined
         ? null
         : new RunSweeper({
-            rows: { sweepUrls: (runId, limit) => this.sweepTasks(runId, limit), releaseFreePages: () => 0 },
+            rows: { sweepRows: (runId, limit) => this.sweepTasks(runId, limit), releaseFreePages: () => 0 },
             holds: (runId) => this.counts.of(runId).leased > 0,
             logger: sweepLogger,
           });

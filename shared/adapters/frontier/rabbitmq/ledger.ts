@@ -212,7 +212,7 @@ export class Ledger {
    * write; how many it deleted (fewer than `limit`: none left). A run still served keeps its rows:
    * 0 for it. Its counters stay, so stats(runId) still gives them.
    */
-  sweepUrls(runId: string, limit: number): number {
+  sweepRows(runId: string, limit: number): number {
     const run = this.runMap.get(runId);
     if (run === undefined || !sweepable(run)) return 0;
     try {
