@@ -263,6 +263,8 @@ export class CrawlScheduler implements RunHost {
       sessions: () => this.sessions.size,
       deadLetters: () => this.stats.failed,
       politenessWaiting: () => this.dispatcher.politenessWaiting(),
+      commitWaitMs: () => this.settler.commitWaitMs(),
+      publishBlocked: () => deps.frontier.publishBlocked?.() ?? false,
     });
     this.robots = new RobotsGuard({
       cache: new RobotsCache({

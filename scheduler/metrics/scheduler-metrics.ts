@@ -22,6 +22,10 @@ export interface SchedulerGaugeSource {
   deadLetters(): number;
   /** Buffered tasks whose host may not start yet (delay, concurrency, cool-down). */
   politenessWaiting(): number;
+  /** How long the outcomes being made durable have been at it, ms (0: none are). */
+  commitWaitMs(): number;
+  /** The frontier's broker blocks this scheduler's publishing (a resource alarm); false without a broker. */
+  publishBlocked(): boolean;
 }
 
 export interface SchedulerMetrics {
@@ -163,6 +167,23 @@ export function createSchedulerMetrics(registry: Registry): SchedulerMetrics {
     registers,
     collect() {
       this.set(source?.politenessWaiting() ?? 0);
+    },
+  });
+
+  new Gauge({
+    name: 'ackcrawl_settle_wait_seconds',
+    help: 'How long the outcomes being made durable have been at it (0: none are); grows while a store fails or a broker blocks, and nothing is acknowledged meanwhile',
+    registers,
+    collect() {
+      this.set((source?.commitWaitMs() ?? 0) / 1000);
+    },
+  });
+  new Gauge({
+    name: 'ackcrawl_frontier_publish_blocked',
+    help: "1 while the frontier's broker blocks this scheduler's publishing (a RabbitMQ disk or memory alarm), else 0",
+    registers,
+    collect() {
+      this.set(source?.publishBlocked() ? 1 : 0);
     },
   });
 

@@ -64,6 +64,8 @@ export class Settler {
   private pending: Outcome[] = [];
   private pendingBytes = 0;
   private committing: Batch | null = null;
+  /** When the batch being committed was taken (clock ms); null while none is. */
+  private committingSince: number | null = null;
   private running: Promise<void> | null = null;
   private backoffMs = 0;
   /** close() was called: a failing commit gets one more try, not a backoff loop. */
@@ -99,6 +101,15 @@ export class Settler {
     const leases = this.pending.map((o) => o.lease);
     for (const o of this.committing?.outcomes ?? []) leases.push(o.lease);
     return leases;
+  }
+
+  /**
+   * How long the batch of outcomes being made durable has been at it, ms (0 while none is): a few
+   * milliseconds normally; it grows while the sink or the frontier fails (a store down, a full disk)
+   * or waits (a broker's resource alarm), and nothing is acknowledged meanwhile.
+   */
+  commitWaitMs(): number {
+    return this.committingSince === null ? 0 : Math.max(0, this.clock() - this.committingSince);
   }
 
   /** Outcomes waiting for the next commit (the batch being committed is not counted). */
@@ -190,14 +201,17 @@ export class Settler {
         const batch = takeBatch(this.pending, this.limits.maxBatchBytes);
         this.pendingBytes -= batch.bytes;
         this.committing = batch;
+        this.committingSince = this.clock();
         const committed = await this.commit(batch);
         this.committing = null;
+        this.committingSince = null;
         if (!committed) {
           await this.abandon(batch);
           return;
         }
       }
     } finally {
+      this.committingSince = null;
       this.running = null;
     }
   }

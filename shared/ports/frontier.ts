@@ -86,6 +86,13 @@ export interface Frontier {
    */
   onHostsTaken?(listener: (taken: (host: string) => boolean) => void): void;
 
+  /**
+   * Optional. True while the broker blocks this process's publishing (a RabbitMQ resource alarm: its
+   * disk or memory limit). Settles wait meanwhile, acknowledging nothing, and go on by themselves
+   * once it clears; an operator must free the broker's disk or memory. Adapters without a broker omit it.
+   */
+  publishBlocked?(): boolean;
+
   /** Counters of one run, or of every run together when `runId` is omitted. */
   stats(runId?: string): Promise<FrontierStats>;
 

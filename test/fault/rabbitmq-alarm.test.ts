@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { logMessages } from '../helpers/log-lines.js';
+import { parsePrometheusText, sampleValue, type Family } from '../helpers/prometheus-text.js';
 import { rabbitDiskAlarm } from '../helpers/service-control.js';
 import { expectWholeCrawl } from '../helpers/topic-records.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -40,6 +41,13 @@ describe('a RabbitMQ disk alarm during a cluster crawl', () => {
     await site.close();
   });
 
+  const schedulerMetrics = async (): Promise<Map<string, Family>> => {
+    const url = cluster.schedulerUrl.replace(/^ws:/, 'http:').replace(/\/crawlers$/, '/metrics');
+    const answer = await fetch(url, { headers: { authorization: `Bearer ${cluster.token}` } });
+    assert.equal(answer.status, 200, 'the scheduler serves /metrics');
+    return parsePrometheusText(await answer.text());
+  };
+
   test('publishing blocks, the scheduler waits, and the crawl ends whole once the alarm clears', async () => {
     const crawl = cluster.crawl(site.url, { hostConcurrency: 16, hostDelayMs: 0 });
     // Early, while most links are new: a connection is blocked when it next publishes.
@@ -61,6 +69,11 @@ describe('a RabbitMQ disk alarm during a cluster crawl', () => {
       });
       assert.equal(cluster.scheduler().exitCode, null, 'the scheduler waits instead of exiting');
       assert.equal(crawl.child.exitCode, null, 'the crawl is not over');
+      // What an operator's dashboard reads meanwhile: the block, and outcomes waiting for it.
+      const during = await schedulerMetrics();
+      assert.equal(sampleValue(during, 'ackcrawl_frontier_publish_blocked'), 1, 'the block is on /metrics');
+      const waitS = sampleValue(during, 'ackcrawl_settle_wait_seconds') ?? 0;
+      assert.ok(waitS >= ALARM_MS / 2000, `the settle wait shows the stall (${waitS} s)`);
       console.log(
         `# rabbitmq disk alarm: blocked at ${servedAtBlock} pages, ${site.stats().distinctPages} ` +
           `fetched by the end of the ${ALARM_MS / 1000} s alarm`,
@@ -73,6 +86,7 @@ describe('a RabbitMQ disk alarm during a cluster crawl', () => {
       timeoutMs: 15_000,
       message: 'the scheduler told of the unblock',
     });
+    assert.equal(sampleValue(await schedulerMetrics(), 'ackcrawl_frontier_publish_blocked'), 0);
     await crawl.done;
     const doneMs = Date.now() - clearedAt;
     const { records, duplicates } = await expectWholeCrawl(crawl, cluster.topic, PAGES);

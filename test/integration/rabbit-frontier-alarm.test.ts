@@ -44,6 +44,7 @@ it(
         message: 'the broker blocked the connection',
       });
       // Nothing may happen for several confirm timeouts: the publish waits, the link stays.
+      assert.equal(f.publishBlocked(), true, 'the frontier says publishing is blocked');
       await sleep(ALARM_MS);
       assert.equal(outcome, null, `the settle waits out the alarm (${JSON.stringify(outcome)})`);
       assert.deepEqual(
@@ -55,6 +56,7 @@ it(
       alarmed = false;
 
       await settling;
+      assert.equal(f.publishBlocked(), false, 'no longer blocked');
       assert.deepEqual(outcome, { applied: 1 }, 'the settle completed once the alarm cleared');
       // The lease taken before the alarm is still good: no delivery went back to the broker.
       assert.equal(await ack(f, second), 1, 'a lease from before the alarm settles');

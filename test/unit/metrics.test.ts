@@ -120,7 +120,16 @@ describe('metrics: the scheduler series', () => {
       { runId: 'r2', state: 'paused', counters: { queued: 3, inFlight: 0 } },
       { runId: 'r3', state: 'finished', counters: { queued: 0, inFlight: 0 } },
     ];
-    m.watch({ runs: () => runs, sessions: () => 4, deadLetters: () => 9, politenessWaiting: () => 5 });
+    let waitMs = 0;
+    let blocked = false;
+    m.watch({
+      runs: () => runs,
+      sessions: () => 4,
+      deadLetters: () => 9,
+      politenessWaiting: () => 5,
+      commitWaitMs: () => waitMs,
+      publishBlocked: () => blocked,
+    });
     let f = await scrape(registry);
     assert.equal(sampleValue(f, 'ackcrawl_run_queued_tasks', { run: 'r1' }), 7);
     assert.equal(sampleValue(f, 'ackcrawl_run_in_flight_tasks', { run: 'r1' }), 2);
@@ -129,6 +138,13 @@ describe('metrics: the scheduler series', () => {
     assert.equal(sampleValue(f, 'ackcrawl_websocket_sessions'), 4);
     assert.equal(sampleValue(f, 'ackcrawl_dead_letter_tasks'), 9);
     assert.equal(sampleValue(f, 'ackcrawl_politeness_waiting_tasks'), 5);
+    assert.equal(sampleValue(f, 'ackcrawl_settle_wait_seconds'), 0);
+    assert.equal(sampleValue(f, 'ackcrawl_frontier_publish_blocked'), 0);
+    waitMs = 12_500;
+    blocked = true;
+    f = await scrape(registry);
+    assert.equal(sampleValue(f, 'ackcrawl_settle_wait_seconds'), 12.5);
+    assert.equal(sampleValue(f, 'ackcrawl_frontier_publish_blocked'), 1);
     (runs[0] as { state: string }).state = 'cancelled';
     f = await scrape(registry);
     assert.deepEqual(
@@ -286,7 +302,7 @@ describe('metrics: the docs', () => {
     registerAgentMetrics(registry, () => [processReport(0)]);
     const doc = docsFile('metrics.md');
     const names = [...(await scrape(registry)).keys()];
-    assert.equal(names.length, 23, names.join(' '));
+    assert.equal(names.length, 25, names.join(' '));
     for (const name of names) assert.ok(doc.includes(`\`${name}\``), `${name} is not in docs/metrics.md`);
   });
 });

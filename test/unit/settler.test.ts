@@ -162,6 +162,29 @@ describe('Settler', () => {
     ]);
   });
 
+  test('commitWaitMs: how long the batch being made durable has been at it; 0 before and after', async () => {
+    let now = 1_000;
+    settler = new Settler({
+      sink,
+      frontier,
+      logger: silentLogger(),
+      maxTotal: 0,
+      clock: () => now,
+      onSettled: () => {},
+    });
+    assert.equal(settler.commitWaitMs(), 0, 'nothing committing');
+    const [lease] = await leaseAll(['https://a.test/1']);
+    assert.ok(lease);
+    const release = sink.holdWrites();
+    settler.ack(lease, record(lease.url), []);
+    await waitFor(() => sink.calls.length === 1, { timeoutMs: 2_000, message: 'sink write started' });
+    now += 7_000;
+    assert.equal(settler.commitWaitMs(), 7_000, 'the held write has waited 7 s');
+    release();
+    await settler.flush();
+    assert.equal(settler.commitWaitMs(), 0, 'durable: nothing waits');
+  });
+
   test('a final failure is recorded in the sink before the frontier marks it failed', async () => {
     const [lease] = await leaseAll(['https://a.test/gone']);
     assert.ok(lease);

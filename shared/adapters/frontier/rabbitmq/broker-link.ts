@@ -88,6 +88,11 @@ export class BrokerLink {
     return describeUrl(this.urls.current);
   }
 
+  /** The current connection's publishing is blocked by the broker (a resource alarm). */
+  get publishBlocked(): boolean {
+    return this.current?.flow.blocked ?? false;
+  }
+
   get current(): Link | null {
     return this.link !== null && this.link.alive ? this.link : null;
   }

@@ -61,6 +61,7 @@ export interface RabbitFrontier extends Frontier {
   readonly ownedShards: readonly number[];
   setDemand(wanted: boolean): Promise<void>;
   setCapacity(slots: number): void;
+  publishBlocked(): boolean;
   retireRun(runId: string): Promise<void>;
 }
 
@@ -606,6 +607,10 @@ class RabbitFrontierImpl implements RabbitFrontier {
         wanted ? 'crawlers are here: consuming the runs again' : 'no crawlers: holding no deliveries',
       );
     });
+  }
+
+  publishBlocked(): boolean {
+    return this.link.publishBlocked;
   }
 
   /**
