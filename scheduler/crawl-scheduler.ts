@@ -20,6 +20,8 @@ import { BYE_GRACE_MS, DEFAULT_DRAIN_TIMEOUT_MS } from '../shared/lifecycle/drai
 import { readRecovered, type RecoveredOutcome } from './outcomes/recovered.js';
 import { SeenCache } from './outcomes/seen-cache.js';
 import { Settler, type SettlerOptions } from './outcomes/settler.js';
+import { STALL_SHOWN_AFTER_MS, stallOf } from './outcomes/stall-reason.js';
+import type { RunStall } from '../shared/ports/sql-store.js';
 import type { BatchCounts } from './outcomes/outcome-batch.js';
 import type { SettlerLimits } from './outcomes/settler-limits.js';
 import { startWsServer, type RunningWsServer } from './ws/server.js';
@@ -406,6 +408,12 @@ export class CrawlScheduler implements RunHost {
   }
   reports(): RunReport[] {
     return this.control.reports();
+  }
+  stall(): RunStall | undefined {
+    return stallOf(
+      this.settler.stalled(STALL_SHOWN_AFTER_MS),
+      this.deps.frontier.publishBlocked?.() ?? false,
+    );
   }
   async requeue(runId: string, url: string): Promise<boolean | null> {
     const { frontier } = this.deps;

@@ -6,7 +6,9 @@ import type { RunView } from './schemas/run.js';
  * What a run is shown as. A run stored `running` is only shown so while its scheduler reports: a
  * scheduler that crashed cannot say so, so after `staleAfterMs` without a heartbeat the run is
  * shown `queued`, waiting for a scheduler to take it up (schedulers read their runs from SQL, so
- * one will), and `waiting` says why.
+ * one will), and `waiting` says why. A running run whose scheduler reports a stall (it can make no
+ * outcome durable: a store down, a full disk, a broker blocking publishing) stays `running`, and
+ * `waiting` says why nothing moves.
  */
 export function runView(row: RunRow, now: number, staleAfterMs: number): RunView {
   const { state, waiting } = shownState(row, now, staleAfterMs);
@@ -31,14 +33,19 @@ export function runView(row: RunRow, now: number, staleAfterMs: number): RunView
 }
 
 export function shownState(
-  row: Pick<RunRow, 'state' | 'schedulerId' | 'heartbeatAt'>,
+  row: Pick<RunRow, 'state' | 'schedulerId' | 'heartbeatAt' | 'stall'>,
   now: number,
   staleAfterMs: number,
 ): { state: RunState; waiting: string | null } {
   if (row.state === 'queued') return { state: 'queued', waiting: 'no scheduler has taken the run yet' };
   if (row.state !== 'running') return { state: row.state, waiting: null };
-  if (row.heartbeatAt !== null && now - row.heartbeatAt <= staleAfterMs)
-    return { state: 'running', waiting: null };
+  if (row.heartbeatAt !== null && now - row.heartbeatAt <= staleAfterMs) {
+    // Running, but its scheduler said at its last report that no outcome can be made durable.
+    const stall = row.stall;
+    if (stall === undefined) return { state: 'running', waiting: null };
+    const seconds = Math.max(0, Math.round((now - stall.since) / 1000));
+    return { state: 'running', waiting: `${stall.reason}; nothing acknowledged for ${seconds} s` };
+  }
   const who = row.schedulerId === null ? 'its scheduler' : `scheduler ${row.schedulerId}`;
   const last =
     row.heartbeatAt === null

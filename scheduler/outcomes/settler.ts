@@ -112,6 +112,16 @@ export class Settler {
     return this.committingSince === null ? 0 : Math.max(0, this.clock() - this.committingSince);
   }
 
+  /**
+   * Since when (clock ms) the batch being made durable has been at it, once that is `minMs` or
+   * longer, and the code of its last failure (null: none failed, it is waiting); null otherwise.
+   */
+  stalled(minMs: number): { since: number; code: string | null } | null {
+    const since = this.committingSince;
+    if (since === null || this.clock() - since < minMs) return null;
+    return { since, code: this.stalls.code };
+  }
+
   /** Outcomes waiting for the next commit (the batch being committed is not counted). */
   get backlog(): number {
     return this.pending.length;

@@ -22,6 +22,11 @@ export class StallReport {
 
   constructor(private readonly options: StallReportOptions) {}
 
+  /** The code of the last failure of the stall going on (UNKNOWN for an uncoded one); null when none is. */
+  get code(): string | null {
+    return this.since === null ? null : this.lastCode;
+  }
+
   failed(err: unknown, context: Record<string, unknown>): void {
     const now = this.options.clock();
     this.since ??= now;

@@ -1,5 +1,5 @@
 import type { CrawlSettings } from '../../shared/crawl-settings/index.js';
-import type { RunCounters } from '../../shared/ports/sql-store.js';
+import type { RunCounters, RunStall } from '../../shared/ports/sql-store.js';
 
 /**
  * What a scheduler offers the control plane: many runs at once (issue 9, point 2). The master's
@@ -62,5 +62,10 @@ export interface RunHost {
    */
   forgetRun(runId: string): boolean;
   reports(): RunReport[];
+  /**
+   * Why this scheduler can make no outcome durable now, and since when (every run it serves waits
+   * on it alike); undefined when it can. Reported with the counters (runs.stall in SQL).
+   */
+  stall?(): RunStall | undefined;
   onRunFinished(listener: (finished: RunFinished) => void): void;
 }

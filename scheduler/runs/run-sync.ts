@@ -329,13 +329,21 @@ export class RunSync {
     if (this.reporting || this.closed) return this.reporting ?? Promise.resolve();
     this.reporting = (async () => {
       const at = this.clock();
+      // One stall for every run: they all wait on this scheduler's commits.
+      const stall = this.deps.host.stall?.();
       const rows = this.deps.host
         .reports()
         .filter(
           (r) =>
             (r.state === 'active' || r.state === 'paused') && isOpen(this.stored.get(r.runId) ?? 'cancelled'),
         )
-        .map((r) => ({ id: r.runId, schedulerId: this.deps.schedulerId, counters: r.counters, at }));
+        .map((r) => ({
+          id: r.runId,
+          schedulerId: this.deps.schedulerId,
+          counters: r.counters,
+          at,
+          ...(stall ? { stall } : {}),
+        }));
       if (rows.length > 0) await this.deps.store.runs.report(rows);
     })()
       .catch((err: unknown) => this.failed(err, 'run report'))

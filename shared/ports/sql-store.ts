@@ -117,6 +117,17 @@ export interface RunRow {
    * `POST /jobs/{id}/runs` (and for runs written before schema version 7).
    */
   scheduledBy: RunScheduledBy | null;
+  /**
+   * Why the run's scheduler could make no outcome durable at its last report (a store down, a full
+   * disk, a broker blocking publishing), and since when; absent when it could.
+   */
+  stall?: RunStall;
+}
+
+/** A scheduler that can make no outcome durable now: since when (ms since the epoch), and why. */
+export interface RunStall {
+  since: number;
+  reason: string;
 }
 
 /** Which schedule made a run, and for which of its fire times (ms since the epoch). */
@@ -141,9 +152,18 @@ export interface RunRepository {
     to: RunState,
     patch?: Partial<Pick<RunRow, 'startedAt' | 'endedAt' | 'error' | 'schedulerId' | 'heartbeatAt'>>,
   ): Promise<RunRow | null>;
-  /** A scheduler's report: counters and heartbeat, for runs it serves. Unknown ids are ignored. */
+  /**
+   * A scheduler's report: counters, heartbeat and stall (absent: none), for runs it serves. Unknown
+   * ids are ignored.
+   */
   report(
-    reports: readonly { id: string; schedulerId: string; counters: RunCounters; at: number }[],
+    reports: readonly {
+      id: string;
+      schedulerId: string;
+      counters: RunCounters;
+      at: number;
+      stall?: RunStall;
+    }[],
   ): Promise<void>;
   /** Runs that ended at or after `at` (any final state), soonest end first, at most `limit` (1..500). */
   endedSince(at: number, limit: number): Promise<RunRow[]>;

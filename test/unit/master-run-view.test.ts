@@ -22,6 +22,24 @@ describe('a run as the master shows it', () => {
     assert.match(never.waiting ?? '', /its scheduler has never reported/);
   });
 
+  test('a running run whose scheduler reports a stall stays running, and says why nothing moves', () => {
+    const stall = { since: NOW - 34_400, reason: 'RabbitMQ blocks publishing (a disk or memory alarm)' };
+    const run = { state: 'running' as const, schedulerId: 's1', heartbeatAt: NOW - 1_000, stall };
+    assert.deepEqual(shownState(run, NOW, STALE), {
+      state: 'running',
+      waiting: 'RabbitMQ blocks publishing (a disk or memory alarm); nothing acknowledged for 34 s',
+    });
+    // A scheduler gone quiet is the stronger news: the run waits for another one.
+    const quiet = shownState({ ...run, heartbeatAt: NOW - STALE - 1 }, NOW, STALE);
+    assert.equal(quiet.state, 'queued');
+    assert.match(quiet.waiting ?? '', /last reported/);
+    // An ended run shows no stall, whatever its last report said.
+    assert.deepEqual(shownState({ ...run, state: 'succeeded' }, NOW, STALE), {
+      state: 'succeeded',
+      waiting: null,
+    });
+  });
+
   test('other states are shown as stored; queued says it waits', () => {
     for (const state of ['paused', 'succeeded', 'failed', 'cancelled'] as const) {
       assert.deepEqual(shownState({ state, schedulerId: null, heartbeatAt: null }, NOW, STALE), {

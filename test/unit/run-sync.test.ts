@@ -12,7 +12,7 @@ import { createLocalRunControl } from '../../shared/adapters/run-control/local-r
 import type { CrawlSettings } from '../../shared/crawl-settings/index.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { RunControl } from '../../shared/ports/run-control.js';
-import type { RunCounters, RunRow, RunState, SqlStore } from '../../shared/ports/sql-store.js';
+import type { RunCounters, RunRow, RunStall, RunState, SqlStore } from '../../shared/ports/sql-store.js';
 import { testJob } from '../helpers/test-job.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -25,6 +25,8 @@ const ZERO: RunCounters = { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPer
 class RecordingHost implements RunHost {
   readonly calls: string[] = [];
   readonly runs = new Map<string, RunReport & { settings: CrawlSettings }>();
+  /** What stall() answers: set by a test to play outcomes that cannot be made durable. */
+  stalled: RunStall | undefined = undefined;
   private listeners: ((finished: RunFinished) => void)[] = [];
 
   async startRun(spec: RunSpec): Promise<void> {
@@ -74,6 +76,9 @@ class RecordingHost implements RunHost {
       state,
       counters,
     }));
+  }
+  stall(): RunStall | undefined {
+    return this.stalled;
   }
   onRunFinished(listener: (finished: RunFinished) => void): void {
     this.listeners.push(listener);
@@ -235,6 +240,20 @@ describe('RunSync against the SQLite store', () => {
     const last = (await stored(run.id)).heartbeatAt;
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.equal((await stored(run.id)).heartbeatAt, last, 'a stopped scheduler no longer heartbeats');
+  });
+
+  test("the host's stall goes to SQL with the heartbeat, and goes once it is over", async () => {
+    const run = await createRun();
+    const host = new RecordingHost();
+    await startSync(host);
+    const stall = { since: Date.now() - 12_000, reason: 'outcomes cannot be made durable: SINK_DISK_FULL' };
+    host.stalled = stall;
+    await waitFor(async () => (await stored(run.id)).stall?.reason === stall.reason, {
+      message: 'the stall reported',
+    });
+    assert.deepEqual((await stored(run.id)).stall, stall);
+    host.stalled = undefined;
+    await waitFor(async () => (await stored(run.id)).stall === undefined, { message: 'the stall cleared' });
   });
 
   test("the host's end of a run is recorded: succeeded with its counters, or failed with its error", async () => {

@@ -180,9 +180,12 @@ describe('Settler', () => {
     await waitFor(() => sink.calls.length === 1, { timeoutMs: 2_000, message: 'sink write started' });
     now += 7_000;
     assert.equal(settler.commitWaitMs(), 7_000, 'the held write has waited 7 s');
+    assert.deepEqual(settler.stalled(5_000), { since: 1_000, code: null }, 'stalled: waiting, not failing');
+    assert.equal(settler.stalled(10_000), null, 'not for that long');
     release();
     await settler.flush();
     assert.equal(settler.commitWaitMs(), 0, 'durable: nothing waits');
+    assert.equal(settler.stalled(0), null);
   });
 
   test('a final failure is recorded in the sink before the frontier marks it failed', async () => {

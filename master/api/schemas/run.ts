@@ -17,7 +17,7 @@ export const runSchema = z.object({
     .string()
     .nullable()
     .describe(
-      'Why a queued run is not running (no scheduler has taken it, or its scheduler went quiet); null otherwise.',
+      'Why a queued run is not running (no scheduler has taken it, or its scheduler went quiet), or why a running one makes no progress (its scheduler can make no outcome durable: a store down, a full disk, RabbitMQ blocking publishing); null otherwise.',
     ),
   counters: z.object({
     done: count.describe('URLs settled with a page record (not-modified ones included).'),

@@ -70,7 +70,7 @@ export const DELIVERY_COLUMNS =
   'id, webhook_id, alert_id, event_type, body, state, attempts, next_attempt_at, last_status, last_error, created_at, updated_at, delivered_at';
 /** The runs columns (statements.ts RUN_COLUMNS), repeated to keep this file free of the run set. */
 const RUN_COLUMNS =
-  'id, job_id, state, settings, done, failed, queued, in_flight, pages_per_second, created_at, started_at, ended_at, scheduler_id, heartbeat_at, error, not_modified, schedule_id, fire_at';
+  'id, job_id, state, settings, done, failed, queued, in_flight, pages_per_second, created_at, started_at, ended_at, scheduler_id, heartbeat_at, error, not_modified, schedule_id, fire_at, stall_since, stall';
 
 type Placeholder = (n: number) => string;
 

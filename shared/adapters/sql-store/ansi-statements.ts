@@ -64,7 +64,7 @@ const common: Statements = {
   runList,
   runTransition,
   runReport:
-    'UPDATE runs SET done = $2, failed = $3, queued = $4, in_flight = $5, pages_per_second = $6, scheduler_id = $7, heartbeat_at = $8, not_modified = $9 WHERE id = $1',
+    'UPDATE runs SET done = $2, failed = $3, queued = $4, in_flight = $5, pages_per_second = $6, scheduler_id = $7, heartbeat_at = $8, not_modified = $9, stall_since = $10, stall = $11 WHERE id = $1',
 
   logInsert: (rows) => `INSERT INTO logs (${LOG_INSERT_COLUMNS}) VALUES ${valuesList($, rows, 7)}`,
   logList: `SELECT ${LOG_COLUMNS} FROM logs WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3`,

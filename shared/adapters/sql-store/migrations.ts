@@ -425,6 +425,26 @@ function v10(t: Types): string[] {
   ];
 }
 
+/**
+ * 11: a running run says why its scheduler can make no outcome durable now (a store down, a full
+ * disk, a broker blocking publishing), and since when; both NULL while it can.
+ */
+const V11_RUN_STALL: Record<SqlDialect, string[]> = {
+  sqlite: [
+    `ALTER TABLE runs ADD COLUMN stall_since ${TYPES.sqlite.bigint} NULL`,
+    `ALTER TABLE runs ADD COLUMN stall ${TYPES.sqlite.text} NULL`,
+  ],
+  postgres: [
+    `ALTER TABLE runs ADD COLUMN stall_since ${TYPES.postgres.bigint} NULL`,
+    `ALTER TABLE runs ADD COLUMN stall ${TYPES.postgres.text} NULL`,
+  ],
+  // T-SQL has no COLUMN keyword here.
+  mssql: [
+    `ALTER TABLE runs ADD stall_since ${TYPES.mssql.bigint} NULL`,
+    `ALTER TABLE runs ADD stall ${TYPES.mssql.text} NULL`,
+  ],
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'jobs, runs, logs, results, tokens', statements: perDialect(v1) },
   { version: 2, description: 'agents and their crawler processes', statements: perDialect(v2) },
@@ -444,6 +464,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, description: 'final failures sent back to their run', statements: V8_LOG_RETRIES },
   { version: 9, description: "the frontier's shared seen-set", statements: perDialect(v9) },
   { version: 10, description: "schedulers' run counters", statements: perDialect(v10) },
+  { version: 11, description: 'runs say why their scheduler is stalled', statements: V11_RUN_STALL },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

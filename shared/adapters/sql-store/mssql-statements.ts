@@ -81,7 +81,7 @@ export const MSSQL_STATEMENTS: Statements = {
   runList,
   runTransition,
   runReport:
-    'UPDATE runs SET done = @v2, failed = @v3, queued = @v4, in_flight = @v5, pages_per_second = @v6, scheduler_id = @v7, heartbeat_at = @v8, not_modified = @v9 WHERE id = @v1',
+    'UPDATE runs SET done = @v2, failed = @v3, queued = @v4, in_flight = @v5, pages_per_second = @v6, scheduler_id = @v7, heartbeat_at = @v8, not_modified = @v9, stall_since = @v10, stall = @v11 WHERE id = @v1',
 
   logInsert: (rows) => `INSERT INTO logs (${LOG_INSERT_COLUMNS}) VALUES ${valuesList(v, rows, 7)}`,
   logList: `SELECT TOP (@v3) ${LOG_COLUMNS} FROM logs WHERE run_id = @v1 AND id > @v2 ORDER BY id`,

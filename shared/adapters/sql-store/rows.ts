@@ -60,6 +60,9 @@ export function toRun(r: SqlRow): RunRow {
       r.schedule_id === null || r.schedule_id === undefined || r.fire_at === null || r.fire_at === undefined
         ? null
         : { scheduleId: str(r.schedule_id), fireAt: num(r.fire_at) },
+    ...(r.stall_since === null || r.stall_since === undefined || r.stall === null || r.stall === undefined
+      ? {}
+      : { stall: { since: num(r.stall_since), reason: str(r.stall) } }),
   };
 }
 

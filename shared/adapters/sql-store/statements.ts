@@ -52,7 +52,7 @@ export interface Statements {
    * pair, then the `from` states.
    */
   runTransition(fromCount: number): string;
-  /** id, done, failed, queued, in_flight, pages_per_second, scheduler_id, heartbeat_at, not_modified */
+  /** id, done, failed, queued, in_flight, pages_per_second, scheduler_id, heartbeat_at, not_modified, stall_since, stall */
   runReport: string;
 
   /** `rows` rows of run_id, url, code, attempts, last_error, final, at (1..LOG_INSERT_CHUNK) */
@@ -132,7 +132,7 @@ export interface Statements {
 
 export const JOB_COLUMNS = 'id, name, settings, created_at, updated_at';
 export const RUN_COLUMNS =
-  'id, job_id, state, settings, done, failed, queued, in_flight, pages_per_second, created_at, started_at, ended_at, scheduler_id, heartbeat_at, error, not_modified, schedule_id, fire_at';
+  'id, job_id, state, settings, done, failed, queued, in_flight, pages_per_second, created_at, started_at, ended_at, scheduler_id, heartbeat_at, error, not_modified, schedule_id, fire_at, stall_since, stall';
 export const LOG_COLUMNS = 'id, run_id, url, code, attempts, last_error, final, at, retried_at, requeued_at';
 export const RESULT_COLUMNS =
   'capture_id, run_id, job_id, url, status, data, at, title, author, published_at, language, description, canonical_url, main_text, fetched_at';

@@ -199,4 +199,29 @@ export function runCases(define: DefineCase): void {
       await store.runs.report([]);
     },
   );
+
+  define(
+    "runs: a report's stall is kept until a report without one; get, list and endedSince read it",
+    async ({ store }) => {
+      await store.runs.create(run('j', { id: 'a', state: 'running' }));
+      const counters = { done: 3, failed: 0, queued: 9, inFlight: 2, pagesPerSecond: 0, notModified: 0 };
+      const reason = 'RabbitMQ blocks publishing (a disk or memory alarm on the broker); ünïcode';
+      await store.runs.report([
+        { id: 'a', schedulerId: 's1', counters, at: 600, stall: { since: 450, reason } },
+      ]);
+      assert.deepEqual((await store.runs.get('a'))?.stall, { since: 450, reason });
+      assert.deepEqual((await store.runs.list({ jobId: 'j' })).items[0]?.stall, { since: 450, reason });
+      // Once outcomes are durable again the next report says nothing of it: the key goes.
+      await store.runs.report([{ id: 'a', schedulerId: 's1', counters, at: 601 }]);
+      const after = await store.runs.get('a');
+      assert.equal(after?.heartbeatAt, 601);
+      assert.equal(after !== null && 'stall' in after, false, 'no stall key on a run that is not stalled');
+      // A run made with one (a restore, say) keeps it as written.
+      const made = await store.runs.create(
+        run('j', { id: 'b', state: 'running', stall: { since: 7, reason: 'SINK_DISK_FULL' } }),
+      );
+      assert.deepEqual(made.stall, { since: 7, reason: 'SINK_DISK_FULL' });
+      assert.deepEqual((await store.runs.get('b'))?.stall, { since: 7, reason: 'SINK_DISK_FULL' });
+    },
+  );
 }

@@ -1,4 +1,4 @@
-import type { RunRepository, RunRow, RunState } from '../../../ports/sql-store.js';
+import type { RunRepository, RunRow, RunStall, RunState } from '../../../ports/sql-store.js';
 import { HIGHEST, decodeCursor, encodeCursor } from '../cursor.js';
 import type { SqlValue } from '../driver.js';
 import { toRun } from '../rows.js';
@@ -12,6 +12,7 @@ import {
   optionalText,
   optionalWhole,
   state,
+  text,
   whole,
 } from '../values.js';
 import { toPage, type StoreContext } from './context.js';
@@ -33,6 +34,11 @@ function patchParams(patch: Patch): SqlValue[] {
     ...pair(patch.schedulerId === undefined ? undefined : optionalKey('schedulerId', patch.schedulerId)),
     ...pair(patch.heartbeatAt === undefined ? undefined : optionalWhole('heartbeatAt', patch.heartbeatAt)),
   ];
+}
+
+/** stall_since, stall: both NULL when the scheduler is not stalled. */
+function stallParams(stall: RunStall | undefined): SqlValue[] {
+  return stall === undefined ? [null, null] : [whole('stall.since', stall.since), text(stall.reason)];
 }
 
 export function runRepository(ctx: StoreContext): RunRepository {
@@ -61,12 +67,14 @@ export function runRepository(ctx: StoreContext): RunRepository {
           whole('counters.notModified', c.notModified),
           optionalKey('scheduledBy.scheduleId', run.scheduledBy?.scheduleId ?? null),
           optionalWhole('scheduledBy.fireAt', run.scheduledBy?.fireAt ?? null),
+          ...stallParams(run.stall),
         ]);
         return {
           ...run,
           counters: { ...c },
           settings: JSON.parse(settings) as unknown,
           scheduledBy: run.scheduledBy === null ? null : { ...run.scheduledBy },
+          ...(run.stall ? { stall: { ...run.stall } } : {}),
         };
       }),
 
@@ -115,6 +123,7 @@ export function runRepository(ctx: StoreContext): RunRepository {
           key('schedulerId', r.schedulerId),
           whole('at', r.at),
           whole('counters.notModified', r.counters.notModified),
+          ...stallParams(r.stall),
         ]);
         await driver.transaction(async (s) => {
           for (const params of rows) await s.run(sql.runReport, params);
