@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import { scratchPostgres } from '../helpers/postgres-scratch.js';
-import { deleteTopic, tailTopic, type TopicTail } from '../helpers/kafka-topic.js';
 import { countByUrl, recordTags } from '../helpers/records.js';
 import type { PageRecord } from '../../shared/protocol/page-record.js';
 import { TestRole } from '../helpers/role-process.js';
 import { masterApi } from '../helpers/serve.js';
+import { startDeployment, type Deployment } from '../helpers/deployment.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { controlPlaneEnv, startMasterRole } from '../helpers/control-plane-env.js';
+import { controlPlaneEnv } from '../helpers/control-plane-env.js';
 import { startRetrySite } from '../helpers/retry-site.js';
 import { existingQueues } from '../helpers/rabbitmq.js';
 import { queueNames, runQueueNames } from '../../shared/adapters/frontier/rabbitmq/topology.js';
@@ -38,10 +38,8 @@ describe('master + scheduler + agent on RabbitMQ, Kafka and PostgreSQL', () => {
   let env: NodeJS.ProcessEnv;
   let master: TestRole;
   let scheduler: TestRole;
-  let agent: TestRole;
   let api: ReturnType<typeof masterApi>;
-  let topic: string;
-  let tail: TopicTail | undefined;
+  let deployment: Deployment | undefined;
 
   before(async () => {
     // 20 pages a second per site (one at a time, 50 ms apart): each run lasts about 15 s unpaused.
@@ -51,33 +49,22 @@ describe('master + scheduler + agent on RabbitMQ, Kafka and PostgreSQL', () => {
     dir = mkdtempSync(join(tmpdir(), 'ackcrawl-master-runs-'));
     const plane = await controlPlaneEnv(db.url, dir, { ACKCRAWL_CONCURRENCY: '8' });
     env = plane.env;
-    topic = plane.topic;
-    ({ master, api } = await startMasterRole(plane));
-    // At info: when a wait below times out, its message carries what the scheduler last did.
-    scheduler = new TestRole('scheduler', {
-      ...env,
+    deployment = await startDeployment(plane, {
+      // At info: when a wait below times out, its message carries what the scheduler last did.
       ACKCRAWL_LOG_LEVEL: process.env.ACKCRAWL_TEST_LOG_LEVEL ?? 'info',
-    }).start();
-    agent = new TestRole('agent', env).start();
-    tail = await tailTopic(topic);
+    });
+    ({ master, scheduler, api } = deployment);
   });
 
   after(async () => {
-    await agent?.stop('SIGTERM');
-    await scheduler?.stop('SIGTERM');
-    await master?.stop('SIGTERM');
-    await tail?.close();
-    if (topic) await deleteTopic(topic).catch(() => undefined);
+    await deployment?.stop();
     await siteA?.close();
     await siteB?.close();
     await db?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const records = (runId: string): PageRecord[] =>
-    (tail?.records ?? [])
-      .map((r) => JSON.parse(r.value.toString('utf8')) as PageRecord)
-      .filter((r) => recordTags(r).runId === runId);
+  const records = (runId: string): PageRecord[] => deployment?.records(runId) ?? [];
   const run = async (runId: string): Promise<RunBody> => (await api<RunBody>('GET', `/runs/${runId}`)).body;
   const startRun = async (name: string, site: GeneratedSite): Promise<{ jobId: string; runId: string }> => {
     const job = await api<{ id: string }>('POST', '/jobs', {

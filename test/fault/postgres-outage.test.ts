@@ -5,13 +5,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import type { PageRecord } from '../../shared/protocol/page-record.js';
-import { controlPlaneEnv, startMasterRole } from '../helpers/control-plane-env.js';
-import { deleteTopic, tailTopic, type TopicTail } from '../helpers/kafka-topic.js';
+import { controlPlaneEnv } from '../helpers/control-plane-env.js';
 import { scratchPostgres } from '../helpers/postgres-scratch.js';
-import { recordTags } from '../helpers/records.js';
 import { TestRole } from '../helpers/role-process.js';
 import type { masterApi } from '../helpers/serve.js';
 import { serviceControl } from '../helpers/service-control.js';
+import { startDeployment, type Deployment } from '../helpers/deployment.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const PAGES = 600;
@@ -32,41 +31,30 @@ describe('PostgreSQL down during a run (master, scheduler, agent on RabbitMQ, Ka
   let site: GeneratedSite;
   let db: { url: string; drop: () => Promise<void> };
   let dir: string;
-  let topic: string;
   let master: TestRole;
   let scheduler: TestRole;
   let agent: TestRole;
   let api: ReturnType<typeof masterApi>;
-  let tail: TopicTail | undefined;
+  let deployment: Deployment | undefined;
 
   before(async () => {
     site = await startGeneratedSite({ pages: PAGES, linksPerPage: 6, pageBytes: 1_000 });
     db = await scratchPostgres();
     dir = mkdtempSync(join(tmpdir(), 'ackcrawl-postgres-outage-'));
     const plane = await controlPlaneEnv(db.url, dir, { ACKCRAWL_CONCURRENCY: '8' });
-    topic = plane.topic;
-    ({ master, api } = await startMasterRole(plane));
-    scheduler = new TestRole('scheduler', plane.env).start();
-    agent = new TestRole('agent', plane.env).start();
-    tail = await tailTopic(topic);
+    deployment = await startDeployment(plane);
+    ({ master, scheduler, agent, api } = deployment);
   });
   after(async () => {
     // Never leave the shared server down for the tests after this one.
     await serviceControl('up', 'postgres');
-    await agent?.stop('SIGTERM');
-    await scheduler?.stop('SIGTERM');
-    await master?.stop('SIGTERM');
-    await tail?.close();
-    if (topic) await deleteTopic(topic).catch(() => undefined);
+    await deployment?.stop();
     await site?.close();
     await db?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const records = (runId: string): PageRecord[] =>
-    (tail?.records ?? [])
-      .map((r) => JSON.parse(r.value.toString('utf8')) as PageRecord)
-      .filter((r) => recordTags(r).runId === runId);
+  const records = (runId: string): PageRecord[] => deployment?.records(runId) ?? [];
 
   test('the crawl goes on, the master answers 503, and the run ends recorded once SQL is back', async () => {
     const job = await api<{ id: string }>('POST', '/jobs', {

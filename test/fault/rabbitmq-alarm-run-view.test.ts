@@ -5,13 +5,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import type { PageRecord } from '../../shared/protocol/page-record.js';
-import { controlPlaneEnv, startMasterRole } from '../helpers/control-plane-env.js';
-import { deleteTopic, tailTopic, type TopicTail } from '../helpers/kafka-topic.js';
+import { controlPlaneEnv } from '../helpers/control-plane-env.js';
 import { scratchPostgres } from '../helpers/postgres-scratch.js';
-import { recordTags } from '../helpers/records.js';
 import { TestRole } from '../helpers/role-process.js';
 import type { masterApi } from '../helpers/serve.js';
 import { rabbitDiskAlarm } from '../helpers/service-control.js';
+import { startDeployment, type Deployment } from '../helpers/deployment.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const PAGES = 600;
@@ -32,12 +31,9 @@ describe('the master shows a run stalled by a RabbitMQ disk alarm (master, sched
   let site: GeneratedSite;
   let db: { url: string; drop: () => Promise<void> };
   let dir: string;
-  let topic: string;
-  let master: TestRole;
   let scheduler: TestRole;
-  let agent: TestRole;
   let api: ReturnType<typeof masterApi>;
-  let tail: TopicTail | undefined;
+  let deployment: Deployment | undefined;
 
   before(async () => {
     // Few links a page: the crawl keeps finding new URLs (publishing them) for most of its length.
@@ -45,29 +41,19 @@ describe('the master shows a run stalled by a RabbitMQ disk alarm (master, sched
     db = await scratchPostgres();
     dir = mkdtempSync(join(tmpdir(), 'ackcrawl-alarm-run-view-'));
     const plane = await controlPlaneEnv(db.url, dir, { ACKCRAWL_CONCURRENCY: '8' });
-    topic = plane.topic;
-    ({ master, api } = await startMasterRole(plane));
-    scheduler = new TestRole('scheduler', plane.env).start();
-    agent = new TestRole('agent', plane.env).start();
-    tail = await tailTopic(topic);
+    deployment = await startDeployment(plane);
+    ({ scheduler, api } = deployment);
   });
   after(async () => {
     // Never leave the shared node alarmed for the tests after this one.
     await rabbitDiskAlarm.clear();
-    await agent?.stop('SIGTERM');
-    await scheduler?.stop('SIGTERM');
-    await master?.stop('SIGTERM');
-    await tail?.close();
-    if (topic) await deleteTopic(topic).catch(() => undefined);
+    await deployment?.stop();
     await site?.close();
     await db?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const records = (runId: string): PageRecord[] =>
-    (tail?.records ?? [])
-      .map((r) => JSON.parse(r.value.toString('utf8')) as PageRecord)
-      .filter((r) => recordTags(r).runId === runId);
+  const records = (runId: string): PageRecord[] => deployment?.records(runId) ?? [];
 
   test('running, with waiting naming the alarm; then the run ends whole once it clears', async () => {
     const job = await api<{ id: string }>('POST', '/jobs', {
