@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { KafkaCompression } from '../../shared/adapters/page-sink/kafka-compression.js';
 import { ackcrawlCli } from '../paths.js';
 import { deleteQueues, deleteTopic } from './cluster-resources.js';
 
@@ -24,6 +25,8 @@ export interface BenchCluster {
 export interface BenchClusterOptions {
   processes: number;
   concurrency: number;
+  /** How the scheduler compresses its record batches (ACKCRAWL_KAFKA_COMPRESSION). */
+  kafkaCompression: KafkaCompression;
   /** Run the scheduler with `--cpu-prof` into this folder (written when it exits on SIGTERM). */
   profileDir?: string | undefined;
   verbose: boolean;
@@ -53,6 +56,7 @@ export async function startBenchCluster(o: BenchClusterOptions): Promise<BenchCl
     ACKCRAWL_SCHEDULER_URL: `ws://127.0.0.1:${port}/crawlers`,
     ACKCRAWL_LOG_LEVEL: 'warn',
     ACKCRAWL_CONCURRENCY: String(o.concurrency),
+    ACKCRAWL_KAFKA_COMPRESSION: o.kafkaCompression,
   };
   const profile = o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : [];
   const children: ChildProcess[] = [];

@@ -1,5 +1,7 @@
 import { startBenchCluster, type BenchCluster } from './cluster-process.js';
+import type { KafkaCompression } from '../../shared/adapters/page-sink/kafka-compression.js';
 import { countTopic, type TopicCount } from './cluster-resources.js';
+import { topicLogBytes } from './kafka-log-bytes.js';
 import { toRunnerResult, type MeasureOptions } from './measure-runner.js';
 import { round, skippedResult, type ClusterFigures, type RunnerResult } from './report.js';
 import { clockTicksPerSecond, readProcStat } from './proc-stat.js';
@@ -11,6 +13,7 @@ import type { SiteProcess } from './site-process.js';
 export interface ClusterMeasureOptions extends MeasureOptions {
   ackConcurrency: number;
   clusterProfileDir: string | undefined;
+  kafkaCompression: KafkaCompression;
 }
 
 /**
@@ -35,6 +38,7 @@ export async function measureClusterRunner(
       processes,
       concurrency: o.ackConcurrency,
       profileDir: o.clusterProfileDir,
+      kafkaCompression: o.kafkaCompression,
       verbose: o.verbose,
     });
     const before = snapshotServiceCpu();
@@ -62,11 +66,18 @@ export async function measureClusterRunner(
     const figures = {
       crawlerProcesses: processes,
       schedulerCpuSeconds: schedulerTicks / clockTicksPerSecond,
+      kafkaCompression: o.kafkaCompression,
+      kafkaLogBytes: topicLogBytes(cluster.topic),
     };
     return withCluster(toRunnerResult(spec, run, served, o, problems), figures, services, topic);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    const figures = { crawlerProcesses: processes, schedulerCpuSeconds: 0 };
+    const figures = {
+      crawlerProcesses: processes,
+      schedulerCpuSeconds: 0,
+      kafkaCompression: o.kafkaCompression,
+      kafkaLogBytes: null,
+    };
     return withCluster(failedResult(spec, message), figures, undefined, undefined);
   } finally {
     await cluster?.stop();
@@ -75,7 +86,10 @@ export async function measureClusterRunner(
 
 function withCluster(
   r: RunnerResult,
-  figures: Pick<ClusterFigures, 'crawlerProcesses' | 'schedulerCpuSeconds'>,
+  figures: Pick<
+    ClusterFigures,
+    'crawlerProcesses' | 'schedulerCpuSeconds' | 'kafkaCompression' | 'kafkaLogBytes'
+  >,
   services: ServiceCpu | undefined,
   topic: TopicCount | undefined,
 ): RunnerResult {
@@ -88,6 +102,8 @@ function withCluster(
       servicesCpuByService: services?.byService ?? {},
       kafkaRecords: topic?.records ?? 0,
       kafkaDistinctKeys: topic?.distinctKeys ?? null,
+      kafkaCompression: figures.kafkaCompression,
+      kafkaLogBytes: figures.kafkaLogBytes,
     },
   };
 }

@@ -111,6 +111,13 @@ for (const r of results) {
     `${r.runner}: ${r.startPagesPerSecond} pages/s over the first 10 % of pages, ${r.endPagesPerSecond} over the last 10 %\n`,
   );
 }
+for (const r of results) {
+  if (!r.cluster || r.cluster.kafkaLogBytes === null || r.pages === 0) continue;
+  const { kafkaLogBytes, kafkaCompression } = r.cluster;
+  process.stdout.write(
+    `${r.runner}: Kafka stored ${(kafkaLogBytes / 1e6).toFixed(1)} MB, ${(kafkaLogBytes / r.pages / 1024).toFixed(1)} KB per page (compression: ${kafkaCompression})\n`,
+  );
+}
 process.stdout.write(
   'pages/s = pages / wall time of the whole process tree; CPU and RSS cover every process of the tree,\n' +
     'not the site (its own process). What each keeps: ' +

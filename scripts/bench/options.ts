@@ -1,5 +1,9 @@
 import { parseArgs } from 'node:util';
 import { BenchOptionsError } from './options-error.js';
+import {
+  KAFKA_COMPRESSIONS,
+  type KafkaCompression,
+} from '../../shared/adapters/page-sink/kafka-compression.js';
 import type { RunnerKind } from './runners.js';
 
 export interface BenchOptions {
@@ -13,6 +17,8 @@ export interface BenchOptions {
   clusterProfileDir: string | undefined;
   /** Skip warming Kafka up before the cluster runs (its JVM then compiles during the first). */
   coldBrokers: boolean;
+  /** ACKCRAWL_KAFKA_COMPRESSION of the cluster's scheduler. */
+  kafkaCompression: KafkaCompression;
   ackProcesses: number;
   ackConcurrency: number;
   /** One value, or several to sweep: the fastest is the reference for the ratios. */
@@ -54,6 +60,7 @@ durable crawl), crawlee and bare (fetch + parse5, nothing durable); ratios and t
   --cluster-processes LIST   crawler processes of the cluster's agent, one run each (2)
   --cluster-profile-dir DIR  write a V8 CPU profile of the cluster's scheduler there
   --cold-brokers             do not warm Kafka up first (60,000 records of 12 KB, unmeasured)
+  --kafka-compression C      the cluster's record batches: none or gzip (none)
   --ack-processes N          crawler processes of the embedded crawl (2)
   --ack-concurrency N        requests in flight per crawler process (32)
   --crawlee-concurrency LIST Crawlee's maxConcurrency, the fastest is the reference (200)
@@ -76,6 +83,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       'cluster-processes': { type: 'string', default: DEFAULT_CLUSTER_PROCESSES },
       'cluster-profile-dir': { type: 'string' },
       'cold-brokers': { type: 'boolean', default: false },
+      'kafka-compression': { type: 'string', default: 'none' },
       'ack-processes': { type: 'string', default: '2' },
       'ack-concurrency': { type: 'string', default: '32' },
       'crawlee-concurrency': { type: 'string', default: DEFAULT_CRAWLEE_CONCURRENCY },
@@ -94,6 +102,11 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
   for (const kind of only) {
     if (!KINDS.includes(kind)) problems.push(`--only: unknown runner "${kind}" (known: ${KINDS.join(', ')})`);
   }
+  const compression = values['kafka-compression'] as KafkaCompression;
+  if (!KAFKA_COMPRESSIONS.includes(compression))
+    problems.push(
+      `--kafka-compression must be one of ${KAFKA_COMPRESSIONS.join(', ')}, got "${compression}"`,
+    );
   const options: BenchOptions = {
     pages: int('pages', values.pages),
     seed: int('seed', values.seed),
@@ -102,6 +115,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     clusterProcesses: values['cluster-processes'].split(',').map((n) => int('cluster-processes', n)),
     clusterProfileDir: values['cluster-profile-dir'],
     coldBrokers: values['cold-brokers'],
+    kafkaCompression: compression,
     ackProcesses: int('ack-processes', values['ack-processes']),
     ackConcurrency: int('ack-concurrency', values['ack-concurrency']),
     crawleeConcurrency: values['crawlee-concurrency'].split(',').map((c) => int('crawlee-concurrency', c)),

@@ -1,3 +1,4 @@
+import type { KafkaCompression } from '../../shared/adapters/page-sink/kafka-compression.js';
 import type { RunnerKind } from './runners.js';
 
 export interface RunnerResult {
@@ -43,6 +44,9 @@ export interface ClusterFigures {
   /** Records in the topic after the crawl (at-least-once: may exceed pages), and distinct keys. */
   kafkaRecords: number;
   kafkaDistinctKeys: number | null;
+  kafkaCompression: KafkaCompression;
+  /** Bytes of the topic's log segments on the broker's disk (kafka-log-bytes.ts); null: not found. */
+  kafkaLogBytes: number | null;
 }
 
 export function skippedResult(spec: { name: string; kind: RunnerKind; skip?: string }): RunnerResult {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { KAFKA_COMPRESSIONS } from '../adapters/page-sink/kafka-compression.js';
 import { field } from './load.js';
 
 /**
@@ -24,6 +25,11 @@ export const kafkaSettingsSchema = z.object({
   /** Records larger than this have their body moved to S3 (the claim check). */
   kafkaBodyThresholdBytes: field.int(1024).default(512 * 1024),
   kafkaWriteTimeoutMs: field.int(1000).default(30_000),
+  /**
+   * Record batches gzipped (level 1) by the producer: about a fifth of the bytes on the network and
+   * on the brokers' disks, for about as much CPU on the producing scheduler's thread pool (docs/capacity.md).
+   */
+  kafkaCompression: z.enum(KAFKA_COMPRESSIONS).default('none'),
   /** TLS to the brokers (verified; CAs of ACKCRAWL_TLS_CA besides the system's: docs/tls.md). */
   kafkaTls: field.bool().default(false),
 });

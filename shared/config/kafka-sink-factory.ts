@@ -24,6 +24,7 @@ export function createKafkaSink(settings: KafkaSettings, deps: KafkaSinkDeps): K
     replicationFactor: settings.kafkaReplicationFactor,
     bodyThresholdBytes: settings.kafkaBodyThresholdBytes,
     writeTimeoutMs: settings.kafkaWriteTimeoutMs,
+    compression: settings.kafkaCompression,
     ssl: kafkaSsl(settings.kafkaTls, deps.ca),
     blobStore: deps.blobStore,
     logger: deps.logger,

@@ -13,6 +13,7 @@ import {
   topicConfig,
   topicPartitions,
 } from '../helpers/kafka-topic.js';
+import { KAFKA_LOG_DIR, topicLogBytes } from '../../scripts/bench/kafka-log-bytes.js';
 import { startStallingProxy } from '../helpers/stalling-proxy.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { removeBucket, testBucketName } from '../helpers/minio-bucket.js';
@@ -57,7 +58,60 @@ pageSinkContract('kafka sink (+ MinIO)', async () => {
   };
 });
 
+pageSinkContract('kafka sink, gzip batches (+ MinIO)', async () => {
+  const fx = await kafkaFixture({ compression: 'gzip' });
+  return {
+    sink: fx.sink,
+    readBack: (count) => readTopic(fx.topic, count),
+    claimCheck: { blobStore: fx.blobStore, thresholdBytes: 512 * 1024 },
+    cleanup: fx.cleanup,
+  };
+});
+
+/** An HTML page of some 10 KB of varied words, as a crawl stores them. */
+function htmlPage(seq: number): string {
+  const words = ['crawler', 'politeness', 'frontier', 'kafka', 'record', 'page', 'link', 'host', 'queue'];
+  const paragraphs = Array.from({ length: 60 }, (_, p) => {
+    const text = Array.from({ length: 20 }, (_, w) => words[(seq * 7 + p * 3 + w * w) % words.length]);
+    return `<p class="p${p % 5}">${text.join(' ')} <a href="/page/${seq}/${p}">more ${seq}-${p}</a></p>`;
+  });
+  return `<!doctype html><html><head><title>Page ${seq}</title></head><body>${paragraphs.join('\n')}</body></html>`;
+}
+
 describe('kafka sink: adapter specifics', () => {
+  it('with gzip, the broker stores the same records in a fraction of the bytes', async () => {
+    const plain = await kafkaFixture({ partitions: 2 });
+    const gzipped = await kafkaFixture({ partitions: 2, compression: 'gzip' });
+    try {
+      const records = Array.from({ length: 300 }, (_, i) =>
+        sinkRecord(pageRecord(`https://a.test/page/${i}`, i, { body: htmlPage(i) })),
+      );
+      const payload = records.reduce((sum, r) => sum + r.value.length, 0);
+      assert.ok(payload > 2_500_000, `${payload} bytes of records`);
+      // Two writes each, as a scheduler commits in turns.
+      for (const fx of [plain, gzipped]) {
+        await fx.sink.write(records.slice(0, 150));
+        await fx.sink.write(records.slice(150));
+      }
+      for (const fx of [plain, gzipped]) {
+        const stored = await readTopic(fx.topic, records.length);
+        assert.deepEqual(
+          stored.map((r) => r.value.toString()).sort(),
+          records.map((r) => r.value.toString()).sort(),
+          'every record back as written',
+        );
+      }
+      const plainBytes = topicLogBytes(plain.topic);
+      const gzipBytes = topicLogBytes(gzipped.topic);
+      assert.ok(plainBytes !== null && gzipBytes !== null, `the topics' logs under ${KAFKA_LOG_DIR}`);
+      assert.ok(plainBytes >= payload, `uncompressed: ${plainBytes} bytes on disk for ${payload}`);
+      assert.ok(gzipBytes < plainBytes / 3, `gzip: ${gzipBytes} bytes on disk against ${plainBytes}`);
+    } finally {
+      await plain.cleanup();
+      await gzipped.cleanup();
+    }
+  });
+
   it('creates a missing topic with the configured partition count', async () => {
     const fx = await kafkaFixture({ partitions: 4 });
     try {

@@ -38,6 +38,11 @@ test('an option a bench cannot run with: what is wrong and the usage, exit 2, no
     [['--pagez', '5'], /^bench: Unknown option '--pagez'/, /usage: npm run bench -- \[options\]/],
     [['--pages', '0'], /--pages must be a positive integer, got "0"/, /usage: npm run bench -- \[options\]/],
     [
+      ['--kafka-compression', 'zstd'],
+      /--kafka-compression must be one of none, gzip, got "zstd"/,
+      /usage: npm run bench -- \[options\]/,
+    ],
+    [
       ['--hosts', '--host-count', 'x'],
       /^hosts bench: invalid options:\n {2}--host-count must be an integer/,
       /usage: npm run bench -- --hosts/,

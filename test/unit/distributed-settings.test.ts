@@ -16,6 +16,7 @@ test('defaults point at the loopback services', () => {
   assert.equal(config.s3AccessKey, 'ackcrawl');
   assert.equal(config.s3SecretKey, 'ackcrawl-secret');
   assert.equal(config.s3Bucket, 'ackcrawl');
+  assert.equal(config.kafkaCompression, 'none');
 });
 
 test('reads the ACKCRAWL_ environment names', () => {
@@ -27,7 +28,9 @@ test('reads the ACKCRAWL_ environment names', () => {
     ACKCRAWL_S3_SECRET_KEY: 'SK',
     ACKCRAWL_S3_BUCKET: 'crawl-bodies',
     ACKCRAWL_KAFKA_BODY_THRESHOLD_BYTES: '100000',
+    ACKCRAWL_KAFKA_COMPRESSION: 'gzip',
   });
+  assert.equal(config.kafkaCompression, 'gzip');
   assert.deepEqual(config.kafkaBrokers, ['k1:9092', 'k2:9092']);
   assert.equal(config.kafkaTopic, 'pages.v1');
   assert.equal(config.s3Endpoint, 'https://s3.example:443');
@@ -44,11 +47,12 @@ test('reports every bad value at once, with its environment name', () => {
         ACKCRAWL_KAFKA_TOPIC: 'bad topic',
         ACKCRAWL_S3_ENDPOINT: 'ftp://x',
         ACKCRAWL_S3_BUCKET: 'Upper_Case',
+        ACKCRAWL_KAFKA_COMPRESSION: 'zstd',
       }),
     (err: unknown) => {
       assert.ok(err instanceof ConfigError);
       const text = err.problems.join('\n');
-      for (const name of ['KAFKA_BROKERS', 'KAFKA_TOPIC', 'S3_ENDPOINT', 'S3_BUCKET']) {
+      for (const name of ['KAFKA_BROKERS', 'KAFKA_TOPIC', 'S3_ENDPOINT', 'S3_BUCKET', 'KAFKA_COMPRESSION']) {
         assert.match(text, new RegExp(`ACKCRAWL_${name}`));
       }
       return true;

@@ -10,6 +10,7 @@ import { formatKafkaCheckpoint, PartitionEnds } from './kafka-checkpoint.js';
 import { toSinkFailure } from './kafka-errors.js';
 import { untilTopicServed } from './kafka-topic.js';
 import { recoverAfter } from './kafka-recovery.js';
+import type { KafkaCompression } from './kafka-compression.js';
 import { closedError, ProducerSlot } from './kafka-producer-slot.js';
 import { createKafkajsTransport, type KafkaTransport } from './kafka-transport.js';
 
@@ -35,6 +36,8 @@ export interface KafkaSinkOptions {
    * (default 30 s). Each send of a write has its own; connecting is bounded by it too.
    */
   writeTimeoutMs?: number;
+  /** How record batches are compressed (default none). */
+  compression?: KafkaCompression;
   requestTimeoutMs?: number;
   connectionTimeoutMs?: number;
   /** `recover` reads at most this many bytes of records (default 256 MiB) ... */
@@ -108,6 +111,7 @@ export class KafkaSink implements PageSink {
         requestTimeoutMs: options.requestTimeoutMs,
         socketFactory: options.socketFactory,
         ssl: options.ssl,
+        compression: options.compression ?? 'none',
         logger,
       });
     this.slot = new ProducerSlot({

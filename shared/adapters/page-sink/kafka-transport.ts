@@ -1,8 +1,10 @@
 import type { ConnectionOptions } from 'node:tls';
-import { Partitioners, type ISocketFactory, type Kafka, type Producer } from 'kafkajs';
+import { Partitioners, type CompressionTypes, type ISocketFactory, type Kafka, type Producer } from 'kafkajs';
 import type { Logger } from '../../logger.js';
 import type { PartitionOffsets, ReadRange } from './kafka-checkpoint.js';
 import { createKafkaClient, PRODUCER_RETRY } from './kafka-client.js';
+import type { KafkaCompression } from './kafka-compression.js';
+import { kafkaCompressionType } from './kafka-gzip-codec.js';
 import { readRanges, type ReadLimits, type ReadResult } from './kafka-reader.js';
 import { killableSockets, type KillableSockets } from './kafka-sockets.js';
 import { ensureTopic } from './kafka-topic.js';
@@ -56,6 +58,8 @@ export interface KafkajsTransportOptions {
   socketFactory?: ISocketFactory | undefined;
   /** TLS to the brokers; absent: plain TCP. */
   ssl?: ConnectionOptions | undefined;
+  /** How the producers compress record batches; absent: not at all. */
+  compression?: KafkaCompression | undefined;
   logger: Logger;
 }
 
@@ -98,6 +102,7 @@ export function createKafkajsTransport(options: KafkajsTransportOptions): KafkaT
         sockets,
         topic,
         options.requestTimeoutMs ?? 10_000,
+        kafkaCompressionType(options.compression ?? 'none'),
       );
     },
     read: (ranges, limits) => readRanges(kafka, topic, ranges, limits),
@@ -112,6 +117,7 @@ class KafkajsProducer implements SinkProducer {
     private readonly sockets: KillableSockets,
     private readonly topic: string,
     private readonly ackTimeoutMs: number,
+    private readonly compression: CompressionTypes,
   ) {
     this.producer = kafka.producer({
       idempotent: true,
@@ -131,6 +137,7 @@ class KafkajsProducer implements SinkProducer {
       topic: this.topic,
       acks: -1,
       timeout: this.ackTimeoutMs,
+      compression: this.compression,
       messages: messages.map((m) => ({ key: m.key, value: m.value, partition })),
     });
   }
