@@ -2,6 +2,7 @@ import { AppError } from '../../shared/errors.js';
 import type { CrawlStatus } from '../../shared/protocol/crawl-api.js';
 import type { CrawlPlan } from '../cli/crawl-options.js';
 import { httpStatusCode, toErrorCode } from '../../shared/error-codes/index.js';
+import { requestJson, type JsonAnswer } from '../../shared/http/json-request.js';
 
 export interface ClusterTarget {
   /** The scheduler's crawler endpoint, as agents and crawlers know it (ACKCRAWL_SCHEDULER_URL). */
@@ -19,19 +20,14 @@ export function crawlApiUrl(schedulerUrl: string): string {
   return url.toString();
 }
 
-async function call(target: ClusterTarget, init: { method: string; body?: unknown }): Promise<unknown> {
+async function call(
+  target: ClusterTarget,
+  init: { method: 'GET' | 'POST'; body?: unknown },
+): Promise<unknown> {
   const url = crawlApiUrl(target.schedulerUrl);
-  let res: Response;
+  let answer: JsonAnswer;
   try {
-    res = await fetch(url, {
-      method: init.method,
-      headers: {
-        'content-type': 'application/json',
-        authorization: `Bearer ${target.token}`,
-      },
-      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-      signal: AbortSignal.timeout(30_000),
-    });
+    answer = await requestJson(url, { ...init, token: target.token, timeoutMs: 30_000 });
   } catch (err) {
     throw new AppError(
       'SCHEDULER_UNREACHABLE',
@@ -39,13 +35,13 @@ async function call(target: ClusterTarget, init: { method: string; body?: unknow
       { cause: err },
     );
   }
-  const body = (await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
-  if (!res.ok) {
+  const body = (answer.body ?? {}) as { error?: { code?: string; message?: string } };
+  if (answer.status < 200 || answer.status > 299) {
     throw new AppError(
-      toErrorCode(body.error?.code, httpStatusCode(res.status)),
-      body.error?.message ?? `scheduler answered ${res.status}`,
+      toErrorCode(body.error?.code, httpStatusCode(answer.status)),
+      body.error?.message ?? `scheduler answered ${answer.status}`,
       {
-        status: res.status,
+        status: answer.status,
       },
     );
   }

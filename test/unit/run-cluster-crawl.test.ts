@@ -58,3 +58,55 @@ test('following a cluster crawl stops at an answer that waiting cannot help (500
     }
   }
 });
+
+test('submitting to a scheduler that is not there fails SCHEDULER_UNREACHABLE, with the token and body as sent', async () => {
+  const scheduler = await fakeScheduler([done]);
+  const { port } = new URL(scheduler.target.schedulerUrl);
+  await scheduler.close();
+  await assert.rejects(
+    runClusterCrawl(plan, { schedulerUrl: `ws://127.0.0.1:${port}/crawlers`, token: 't' }),
+    {
+      code: 'SCHEDULER_UNREACHABLE',
+      message: new RegExp(
+        `cannot reach the scheduler at http://127\\.0\\.0\\.1:${port}/crawl \\(.*ECONNREFUSED`,
+      ),
+    },
+  );
+});
+
+test('the submit carries the bearer token and the plan as JSON, and the poll reads the summary', async () => {
+  const seen: { method: string; auth: string; type: string; body: string }[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      seen.push({
+        method: req.method ?? '',
+        auth: req.headers.authorization ?? '',
+        type: req.headers['content-type'] ?? '',
+        body,
+      });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(req.method === 'POST' ? { accepted: 1 } : done.body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  try {
+    const result = await runClusterCrawl(
+      plan,
+      { schedulerUrl: `ws://127.0.0.1:${port}/crawlers`, token: 'secret-token' },
+      { pollMs: 5 },
+    );
+    assert.deepEqual(result, { summary: { pages: 3 }, output: 'kafka:t' });
+    assert.deepEqual(seen[0], {
+      method: 'POST',
+      auth: 'Bearer secret-token',
+      type: 'application/json',
+      body: JSON.stringify(plan.request),
+    });
+    assert.deepEqual(seen[1], { method: 'GET', auth: 'Bearer secret-token', type: '', body: '' });
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
