@@ -16,7 +16,10 @@ export interface RabbitRunControlOptions {
   /** The fanout exchange; `ackcrawl.run-control` unless given (tests use their own). */
   exchange?: string;
   logger: Logger;
-  /** A publish not confirmed by then fails RUN_CONTROL_UNAVAILABLE and drops the link; 10 s unless given. */
+  /**
+   * A publish not confirmed by then fails RUN_CONTROL_UNAVAILABLE and drops the link; 10 s unless
+   * given. One the broker blocks (a resource alarm) fails at once and keeps the link.
+   */
   confirmTimeoutMs?: number;
   /** Opens the AMQP connection (tests inject one to cut it). */
   connect?: Connect;
@@ -36,6 +39,10 @@ const defaultConnect: Connect = (url) =>
 function unavailable(op: string, cause?: unknown): StorageError {
   const why = cause === undefined ? 'not connected to RabbitMQ' : errorMessage(cause);
   return new StorageError('RUN_CONTROL_UNAVAILABLE', `run control ${op} failed: ${why}`, { cause });
+}
+
+function blockedPublish(): StorageError {
+  return unavailable('publish', 'RabbitMQ blocks publishing (a disk or memory alarm on the broker)');
 }
 
 interface Subscriber {
@@ -124,27 +131,35 @@ export async function openRabbitRunControl(options: RabbitRunControlOptions): Pr
   return {
     async publish(command) {
       const now = current('publish');
+      // SQL holds the change already and schedulers follow it: a command is only a wake-up, so
+      // the API does not wait out a resource alarm for it (nor drop a link that is alive).
+      if (now.flow.blocked) throw blockedPublish();
       const body = Buffer.from(JSON.stringify(command));
       return new Promise<void>((resolve, reject) => {
+        const settle = (err?: StorageError): void => {
+          clearTimeout(timer);
+          now.model.off('blocked', onBlocked);
+          if (err) reject(err);
+          else resolve();
+        };
+        // Blocked while waiting for the confirm: the broker holds the command until the alarm
+        // clears (a late wake-up costs nothing); the caller is told now, not at the timeout.
+        const onBlocked = (): void => settle(blockedPublish());
         const timer = setTimeout(() => {
           link.reset('a run command was not confirmed in time');
-          reject(unavailable('publish', `not confirmed within ${confirmTimeoutMs} ms`));
+          settle(unavailable('publish', `not confirmed within ${confirmTimeoutMs} ms`));
         }, confirmTimeoutMs);
+        now.model.on('blocked', onBlocked);
         try {
           now.channel.publish(
             exchange,
             '',
             body,
             { contentType: 'application/json', persistent: false },
-            (err) => {
-              clearTimeout(timer);
-              if (err) reject(unavailable('publish', err));
-              else resolve();
-            },
+            (err) => settle(err ? unavailable('publish', err) : undefined),
           );
         } catch (err) {
-          clearTimeout(timer);
-          reject(unavailable('publish', err));
+          settle(unavailable('publish', err));
         }
       });
     },
