@@ -108,6 +108,8 @@ export class Dispatcher {
   private refilling = false;
   private frontierEmptyUntil = 0;
   private wakeTimer: NodeJS.Timeout | null = null;
+  /** When the wake timer fires (performance.now()). */
+  private wakeDue = 0;
   private sessionCursor = 0;
   private closed = false;
   private lastNoRendererWarning = 0;
@@ -449,8 +451,18 @@ export class Dispatcher {
     return null;
   }
 
+  /**
+   * Pumps again in `ms`, or sooner if a wake is due sooner already. A wake due later is moved up:
+   * a host whose slot or delay frees before the wake the timer holds (its outcome came back, a
+   * refill brought its tasks) is served on time, not at another host's time.
+   */
   private wakeIn(ms: number): void {
-    if (this.wakeTimer) return;
+    const due = performance.now() + Math.max(1, ms);
+    if (this.wakeTimer) {
+      if (this.wakeDue <= due) return;
+      clearTimeout(this.wakeTimer);
+    }
+    this.wakeDue = due;
     this.wakeTimer = setTimeout(
       () => {
         this.wakeTimer = null;

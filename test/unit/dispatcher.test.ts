@@ -104,3 +104,42 @@ test("the frontier is told the crawlers' capacity as they come and go", async ()
   assert.deepEqual(told, [32, 96, 97, 33, 1, 0]);
   await dispatcher.close();
 });
+
+test("a host whose delay ends before the wake already set is served on time, not at the later host's", async () => {
+  const delayMs = 300;
+  const gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 1, delayMs });
+  const at = (host: string, n: number): Lease => ({
+    ...lease(`${host}-${n}`),
+    taskId: `${host}/${n}`,
+    url: `https://${host}/${n}`,
+    host,
+  });
+  const dispatcher = dispatcherOver(
+    onceFrontier([at('near.test', 1), at('near.test', 2), at('far.test', 1)]),
+    gate,
+  );
+  // far.test may not be fetched for 3 s: the dispatcher's wake is set for then.
+  gate.defer('far.test', Date.now() + 3_000);
+  const sent: { taskId: string; at: number }[] = [];
+  const session: CrawlerSession = {
+    id: 's1',
+    credit: 10,
+    sendTasks: (tasks) => sent.push(...tasks.map((t) => ({ taskId: t.taskId, at: Date.now() }))),
+  };
+  dispatcher.addSession(session);
+  dispatcher.pump();
+  await waitFor(() => sent.length === 1, { timeoutMs: 2_000, message: 'the first near.test task sent' });
+  assert.equal(sent[0]?.taskId, 'near.test/1');
+  // Its request goes out and comes back: the next may start the delay after the first started.
+  dispatcher.started('s1', 'near.test/1');
+  const startedAt = Date.now();
+  assert.ok(dispatcher.complete('s1', 'near.test/1'));
+  dispatcher.pump();
+  await waitFor(() => sent.length === 2, { timeoutMs: 2_500, message: 'the second near.test task sent' });
+  const second = sent[1] as { taskId: string; at: number };
+  assert.equal(second.taskId, 'near.test/2');
+  const gap = second.at - startedAt;
+  assert.ok(gap >= delayMs - 5, `the host's delay held (${gap} ms)`);
+  assert.ok(gap < delayMs + 500, `sent ${gap} ms after the first started, not at far.test's wake (3 s)`);
+  await dispatcher.close();
+});
