@@ -118,6 +118,14 @@ for (const r of results) {
     `${r.runner}: Kafka stored ${(kafkaLogBytes / 1e6).toFixed(1)} MB, ${(kafkaLogBytes / r.pages / 1024).toFixed(1)} KB per page (compression: ${kafkaCompression})\n`,
   );
 }
+for (const r of results) {
+  if (!r.processes || r.processes.length === 0) continue;
+  const parts = r.processes.map(
+    (p) =>
+      `${p.label} ${p.cpuSeconds.toFixed(1)} CPU-s, ${p.rssAtTreePeakMb.toFixed(0)} MB (own peak ${p.peakRssMb.toFixed(0)})`,
+  );
+  process.stdout.write(`${r.runner} by process, RSS at the tree's peak: ${parts.join('; ')}\n`);
+}
 process.stdout.write(
   'pages/s = pages / wall time of the whole process tree; CPU and RSS cover every process of the tree,\n' +
     'not the site (its own process). What each keeps: ' +

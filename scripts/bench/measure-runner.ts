@@ -1,5 +1,6 @@
-import { round, type RunnerResult } from './report.js';
+import { round, type ProcessFigures, type RunnerResult } from './report.js';
 import { runMeasured, type MeasuredRun } from './run-measured.js';
+import type { ProcessUsage } from './tree-monitor.js';
 import { edgeRates, RateSampler } from './rate-sampler.js';
 import type { RunnerSpec } from './runners.js';
 import type { SiteProcess } from './site-process.js';
@@ -90,8 +91,23 @@ export function toRunnerResult(
     cpuMsPerPage: pages > 0 ? round((run.cpuSeconds * 1000) / pages, 3) : 0,
     peakRssMb: round(run.peakRssBytes / 1024 / 1024, 1),
     peakProcesses: run.peakProcesses,
+    ...(spec.kind === 'ackcrawl' ? { processes: processFigures(run.processes) } : {}),
     ratioVsCrawlee: null,
     ratioVsBare: null,
     ratioVsEmbedded: null,
   };
+}
+
+/** The tree's processes, largest CPU first; processes that used under 0.05 CPU-s are left out. */
+function processFigures(processes: readonly ProcessUsage[]): ProcessFigures[] {
+  const mb = (bytes: number): number => round(bytes / 1024 / 1024, 1);
+  return processes
+    .filter((p) => p.cpuSeconds >= 0.05)
+    .sort((a, b) => b.cpuSeconds - a.cpuSeconds)
+    .map((p) => ({
+      label: p.label,
+      cpuSeconds: round(p.cpuSeconds, 2),
+      peakRssMb: mb(p.peakRssBytes),
+      rssAtTreePeakMb: mb(p.rssAtTreePeakBytes),
+    }));
 }

@@ -26,12 +26,22 @@ export interface RunnerResult {
   cpuMsPerPage: number;
   peakRssMb: number;
   peakProcesses: number;
+  /** Per process of the tree (ackcrawl runners): where its CPU and its peak RSS went. */
+  processes?: ProcessFigures[];
   ratioVsCrawlee: number | null;
   ratioVsBare: number | null;
   /** Distributed / embedded ackcrawl in this run; set on cluster rows only. */
   ratioVsEmbedded: number | null;
   /** Present on a cluster run: the figures only the distributed path has. */
   cluster?: ClusterFigures;
+}
+
+export interface ProcessFigures {
+  label: string;
+  cpuSeconds: number;
+  peakRssMb: number;
+  /** Its RSS at the moment the tree's sum peaked. */
+  rssAtTreePeakMb: number;
 }
 
 export interface ClusterFigures {

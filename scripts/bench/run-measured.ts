@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { clockTicksPerSecond, readProcStat } from './proc-stat.js';
-import { startTreeMonitor } from './tree-monitor.js';
+import { startTreeMonitor, type ProcessUsage } from './tree-monitor.js';
 
 export interface MeasuredRun {
   exitCode: number | null;
@@ -14,6 +14,8 @@ export interface MeasuredRun {
   reapedCpuSeconds: number;
   peakRssBytes: number;
   peakProcesses: number;
+  /** Each process of the tree: its CPU, its peak RSS and its share of the tree's peak. */
+  processes: ProcessUsage[];
   /** The last stdout line that parses as a JSON object. */
   summary: Record<string, unknown> | undefined;
   stderrTail: string;
@@ -81,6 +83,7 @@ export async function runMeasured(cmd: MeasuredCommand): Promise<MeasuredRun> {
     reapedCpuSeconds,
     peakRssBytes: usage.peakRssBytes,
     peakProcesses: usage.peakProcesses,
+    processes: usage.processes,
     summary: lastJsonObject(stdout),
     stderrTail,
   };

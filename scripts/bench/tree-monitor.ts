@@ -1,4 +1,16 @@
+import { processLabel } from './process-label.js';
 import { clockTicksPerSecond, pageSizeBytes, readAllProcStats, type ProcStat } from './proc-stat.js';
+
+/** One process of the tree over the whole run. */
+export interface ProcessUsage {
+  pid: number;
+  /** Its script and subcommand (process-label.ts), read when it was first seen. */
+  label: string;
+  cpuSeconds: number;
+  peakRssBytes: number;
+  /** Its RSS at the sample where the tree's sum peaked: the tree's peak, split by process. */
+  rssAtTreePeakBytes: number;
+}
 
 export interface TreeUsage {
   /** Sum over every process ever seen in the tree of its largest sampled utime+stime. */
@@ -8,6 +20,8 @@ export interface TreeUsage {
   /** Most processes alive in the tree at one sample. */
   peakProcesses: number;
   samples: number;
+  /** Every process seen, in the order first seen. */
+  processes: ProcessUsage[];
 }
 
 export interface TreeMonitor {
@@ -29,6 +43,7 @@ export function startTreeMonitor(rootPids: number | readonly number[], intervalM
   const roots = new Set(typeof rootPids === 'number' ? [rootPids] : rootPids);
   const members = new Set<string>(); // `${pid}:${startTicks}`
   const maxTicks = new Map<string, number>();
+  const perProcess = new Map<string, { pid: number; label: string; peakRssPages: number; atPeak: number }>();
   let peakRssPages = 0;
   let peakProcesses = 0;
   let samples = 0;
@@ -53,6 +68,19 @@ export function startTreeMonitor(rootPids: number | readonly number[], intervalM
     for (const p of live.values()) {
       rss += p.rssPages;
       maxTicks.set(key(p), Math.max(maxTicks.get(key(p)) ?? 0, p.cpuTicks));
+      let one = perProcess.get(key(p));
+      if (!one)
+        perProcess.set(
+          key(p),
+          (one = { pid: p.pid, label: processLabel(p.pid), peakRssPages: 0, atPeak: 0 }),
+        );
+      one.peakRssPages = Math.max(one.peakRssPages, p.rssPages);
+    }
+    if (rss > peakRssPages) {
+      for (const [k, one] of perProcess) {
+        const p = live.get(one.pid);
+        one.atPeak = p && key(p) === k ? p.rssPages : 0;
+      }
     }
     peakRssPages = Math.max(peakRssPages, rss);
     peakProcesses = Math.max(peakProcesses, live.size);
@@ -72,6 +100,13 @@ export function startTreeMonitor(rootPids: number | readonly number[], intervalM
         peakRssBytes: peakRssPages * pageSizeBytes,
         peakProcesses,
         samples,
+        processes: [...perProcess].map(([k, one]) => ({
+          pid: one.pid,
+          label: one.label,
+          cpuSeconds: (maxTicks.get(k) ?? 0) / clockTicksPerSecond,
+          peakRssBytes: one.peakRssPages * pageSizeBytes,
+          rssAtTreePeakBytes: one.atPeak * pageSizeBytes,
+        })),
       };
     },
   };
