@@ -200,6 +200,11 @@ export interface LogRepository {
   /** One row by id, or null. */
   get(id: string): Promise<LogEntry | null>;
   /**
+   * The run's rows for one URL (as the scheduler logged it: normalised), newest first, at most
+   * `limit` (1..500): "why not yet?" for a run no scheduler hosts reads what became of it here.
+   */
+  ofUrl(runId: string, url: string, limit: number): Promise<LogEntry[]>;
+  /**
    * Marks a final failure as sent back to its run at `at`, once: true when this call marked it,
    * false when it was marked before (or is not a final failure). Durable when it resolves: the
    * run's scheduler queues the URL from it (retriesToQueue).

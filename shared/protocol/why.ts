@@ -20,7 +20,9 @@ export type WhyState =
   | 'retrying'
   | 'in-flight'
   | 'done'
-  | 'failed';
+  | 'failed'
+  /** The run has ended and kept no failure of the URL (the master's answer for a run no scheduler hosts). */
+  | 'run-ended';
 
 export interface WhyAnswer {
   /** The URL as asked. */

@@ -386,6 +386,11 @@ describe('master API: why not yet?', () => {
     master = await startTestMaster({ why, hosts });
     const job = (await master.call('POST', '/api/v1/jobs', { body: jobBody() })).json;
     runId = (await master.call('POST', `/api/v1/jobs/${job.id}/runs`)).json.id;
+    // A run a scheduler took: "why not yet?" asks the schedulers about it.
+    await master.store.runs.transition(runId, ['queued'], 'running', {
+      schedulerId: 's1',
+      heartbeatAt: master.clock.now(),
+    });
   });
   after(async () => {
     await master.close();
@@ -407,11 +412,92 @@ describe('master API: why not yet?', () => {
     assert.deepEqual(problemFields(missing), ['query.url']);
   });
 
-  test("GET /runs/{id}/hosts is the hosting scheduler's answer; other runs say why they have none", async () => {
-    await master.store.runs.transition(runId, ['queued'], 'running', {
-      schedulerId: 's1',
-      heartbeatAt: master.clock.now(),
+  test('a queued or ended run is answered from SQL: its scope and the failures logged of the URL', async () => {
+    const askedBefore = asked.length;
+    const why = async (id: string, url: string) => {
+      const got = await master.call('GET', `/api/v1/runs/${id}/why?url=${encodeURIComponent(url)}`);
+      assert.equal(got.status, 200, got.text);
+      return got.json as WhyAnswer;
+    };
+    const job = (await master.call('POST', '/api/v1/jobs', { body: jobBody() })).json;
+    const run = (await master.call('POST', `/api/v1/jobs/${job.id}/runs`)).json;
+
+    const queued = await why(run.id, 'https://example.test/a');
+    assert.equal(queued.state, 'queued');
+    assert.match(queued.reason, /no scheduler has taken it yet/);
+    const outside = await why(run.id, 'https://elsewhere.test/a');
+    assert.equal(outside.state, 'out-of-scope');
+    assert.match(outside.reason, /example\.test/);
+    assertError(await master.call('GET', `/api/v1/runs/${run.id}/why?url=not%20a%20url`), 400, 'URL_INVALID');
+
+    await master.store.logs.append([
+      {
+        runId: run.id,
+        url: 'https://example.test/gone',
+        code: 'HTTP_503',
+        attempts: 1,
+        lastError: 'answered 503',
+        final: false,
+        at: 1,
+      },
+      {
+        runId: run.id,
+        url: 'https://example.test/gone',
+        code: 'HTTP_404',
+        attempts: 2,
+        lastError: 'answered 404',
+        final: true,
+        at: 2,
+      },
+      {
+        runId: run.id,
+        url: 'https://example.test/flaky',
+        code: 'TIMEOUT',
+        attempts: 1,
+        lastError: 'no answer in 30 s',
+        final: false,
+        at: 3,
+      },
+      {
+        runId: run.id,
+        url: 'https://example.test/private',
+        code: 'ROBOTS_DENIED',
+        attempts: 1,
+        lastError: 'Disallow: /private',
+        final: true,
+        at: 4,
+      },
+    ]);
+    await master.call('POST', `/api/v1/runs/${run.id}/cancel`);
+
+    const failed = await why(run.id, 'HTTPS://Example.test/gone');
+    assert.equal(failed.state, 'failed');
+    assert.equal(failed.normalized, 'https://example.test/gone');
+    assert.match(
+      failed.reason,
+      /failed for good after attempt 2: HTTP_404 \(answered 404\); the run was cancelled at /,
+    );
+    assert.deepEqual(failed.task, {
+      state: 'failed',
+      attempt: 2,
+      lastError: 'HTTP_404: answered 404',
+      availableAt: null,
+      depth: null,
+      parentUrl: null,
     });
+    const denied = await why(run.id, 'https://example.test/private');
+    assert.equal(denied.state, 'robots-denied');
+    const flaky = await why(run.id, 'https://example.test/flaky');
+    assert.equal(flaky.state, 'run-ended');
+    assert.match(flaky.reason, /attempt 1 had failed \(TIMEOUT\).*or the run ended before it came to it/);
+    const quiet = await why(run.id, 'https://example.test/fine');
+    assert.equal(quiet.state, 'run-ended');
+    assert.match(quiet.reason, /logged no failure of this URL: it was fetched/);
+    assert.equal(quiet.task, null);
+    assert.equal(asked.length, askedBefore, 'no scheduler was asked');
+  });
+
+  test("GET /runs/{id}/hosts is the hosting scheduler's answer; other runs say why they have none", async () => {
     hostedRun = runId;
     const got = await master.call('GET', `/api/v1/runs/${runId}/hosts?limit=1`);
     assert.equal(got.status, 200, got.text);
@@ -478,15 +564,15 @@ describe('master API: why not yet?', () => {
     try {
       const job = (await lone.call('POST', '/api/v1/jobs', { body: jobBody() })).json;
       const run = (await lone.call('POST', `/api/v1/jobs/${job.id}/runs`)).json;
+      await lone.store.runs.transition(run.id, ['queued'], 'running', {
+        schedulerId: 's1',
+        heartbeatAt: lone.clock.now(),
+      });
       assertError(
         await lone.call('GET', `/api/v1/runs/${run.id}/why?url=https://example.test/`),
         503,
         'NO_SCHEDULER',
       );
-      await lone.store.runs.transition(run.id, ['queued'], 'running', {
-        schedulerId: 's1',
-        heartbeatAt: lone.clock.now(),
-      });
       assertError(await lone.call('GET', `/api/v1/runs/${run.id}/hosts`), 503, 'NO_SCHEDULER');
     } finally {
       await lone.close();

@@ -65,6 +65,7 @@ describe('batched writer (against the SQLite store)', () => {
         },
         list: (runId, q) => store.logs.list(runId, q),
         get: (id) => store.logs.get(id),
+        ofUrl: (runId, url, limit) => store.logs.ofUrl(runId, url, limit),
         markRetried: (id, at) => store.logs.markRetried(id, at),
         retriesToQueue: (runId, limit) => store.logs.retriesToQueue(runId, limit),
         markRequeued: (id, at) => store.logs.markRequeued(id, at),

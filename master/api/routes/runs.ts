@@ -4,6 +4,7 @@ import { FINAL_RUN_STATES, type RunRow, type RunState } from '../../../shared/po
 import type { MasterAppDeps } from '../deps.js';
 import { RUN_ACTIONS, createRun, notifySchedulers, type RunAction } from '../run-actions.js';
 import { runView, shownState, storedStatesFor } from '../run-view.js';
+import { explainUnhostedRun } from '../unhosted-why.js';
 import { route, type RouteSpec } from '../route-spec.js';
 import { idParams, pageOf, pageQuery, toIso, toIsoOrNull } from '../schemas/common.js';
 import {
@@ -238,16 +239,25 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
       method: 'get',
       path: '/runs/:id/why',
       operationId: 'whyNotYet',
-      summary: 'Why not yet? Where a URL is in the run and what it waits for (asked of a scheduler)',
+      summary:
+        'Why not yet? Where a URL is in the run and what it waits for (asked of its scheduler; a queued or ended run is answered from SQL)',
       tag: 'runs',
       scope: 'read',
       params: idParams,
       query: whyQuery,
       lookup: true,
-      responses: { 200: { description: "The scheduler's answer.", schema: whySchema } },
+      responses: {
+        200: {
+          description:
+            "The scheduler's answer; for a queued or ended run, the master's, from the run's scope and logged failures.",
+          schema: whySchema,
+        },
+      },
       errors: { 503: 'NO_SCHEDULER' },
       async handle({ params, query }) {
         const run = await requireRun(params.id);
+        if (run.state === 'queued' || FINAL_RUN_STATES.includes(run.state))
+          return { status: 200, body: await explainUnhostedRun(run, query.url, store.logs) };
         return {
           status: 200,
           body: await deps.why.explain({ runId: run.id, schedulerId: run.schedulerId, url: query.url }),

@@ -110,7 +110,7 @@ export const whySchema = z
     state: z
       .string()
       .describe(
-        'out-of-scope, robots-denied, not-discovered, queued, waiting, retrying, in-flight, done or failed.',
+        'out-of-scope, robots-denied, not-discovered, queued, waiting, retrying, in-flight, done, failed or run-ended (an ended run that logged no failure of the URL: fetched, or never found).',
       ),
     reason: z.string(),
     duplicateOf: z.string().nullable(),

@@ -70,6 +70,7 @@ const common: Statements = {
   logList: `SELECT ${LOG_COLUMNS} FROM logs WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
   logListFinal: `SELECT ${LOG_COLUMNS} FROM logs WHERE run_id = $1 AND final = 1 AND id > $2 ORDER BY id LIMIT $3`,
   logGet: `SELECT ${LOG_COLUMNS} FROM logs WHERE id = $1`,
+  logOfUrl: `SELECT ${LOG_COLUMNS} FROM logs WHERE run_id = $1 AND url = $2 ORDER BY id DESC LIMIT $3`,
   logMarkRetried: 'UPDATE logs SET retried_at = $1 WHERE id = $2 AND final = 1 AND retried_at IS NULL',
   logRetriesToQueue: `SELECT ${LOG_COLUMNS} FROM logs WHERE run_id = $1 AND requeued_at IS NULL AND retried_at IS NOT NULL ORDER BY id LIMIT $2`,
   logMarkRequeued: 'UPDATE logs SET requeued_at = $1 WHERE id = $2 AND requeued_at IS NULL',

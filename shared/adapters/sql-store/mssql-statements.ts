@@ -87,6 +87,7 @@ export const MSSQL_STATEMENTS: Statements = {
   logList: `SELECT TOP (@v3) ${LOG_COLUMNS} FROM logs WHERE run_id = @v1 AND id > @v2 ORDER BY id`,
   logListFinal: `SELECT TOP (@v3) ${LOG_COLUMNS} FROM logs WHERE run_id = @v1 AND final = 1 AND id > @v2 ORDER BY id`,
   logGet: `SELECT ${LOG_COLUMNS} FROM logs WHERE id = @v1`,
+  logOfUrl: `SELECT TOP (@v3) ${LOG_COLUMNS} FROM logs WHERE run_id = @v1 AND url = @v2 ORDER BY id DESC`,
   logMarkRetried: 'UPDATE logs SET retried_at = @v1 WHERE id = @v2 AND final = 1 AND retried_at IS NULL',
   logRetriesToQueue: `SELECT TOP (@v2) ${LOG_COLUMNS} FROM logs WHERE run_id = @v1 AND requeued_at IS NULL AND retried_at IS NOT NULL ORDER BY id`,
   logMarkRequeued: 'UPDATE logs SET requeued_at = @v1 WHERE id = @v2 AND requeued_at IS NULL',

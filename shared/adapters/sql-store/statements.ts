@@ -62,6 +62,8 @@ export interface Statements {
   logListFinal: string;
   /** id */
   logGet: string;
+  /** run_id, url, limit: one URL's rows in a run, newest first */
+  logOfUrl: string;
   /** retried_at, id: sets it on a final failure not retried yet */
   logMarkRetried: string;
   /** run_id, limit: retries not yet queued, oldest first */

@@ -94,6 +94,33 @@ export function logAndResultCases(define: DefineCase): void {
     },
   );
 
+  define("logs: one URL's rows in a run, newest first, bounded", async ({ store }) => {
+    const url = 'http://127.0.0.1/page/7';
+    await store.logs.append([
+      log('run-u', 7, { final: false, code: 'TIMEOUT', attempts: 1, at: 1 }),
+      log('run-u', 8),
+      log('run-u', 7, { final: false, code: 'HTTP_503', attempts: 2, at: 2 }),
+      log('run-other', 7, { final: true }),
+    ]);
+    await store.logs.append([log('run-u', 7, { final: true, code: 'HTTP_503', attempts: 3, at: 3 })]);
+    const rows = await store.logs.ofUrl('run-u', url, 10);
+    assert.deepEqual(
+      rows.map((l) => [l.url, l.runId, l.attempts, l.code, l.final]),
+      [
+        [url, 'run-u', 3, 'HTTP_503', true],
+        [url, 'run-u', 2, 'HTTP_503', false],
+        [url, 'run-u', 1, 'TIMEOUT', false],
+      ],
+    );
+    assert.deepEqual(await store.logs.get(rows[0]?.id ?? ''), rows[0]);
+    assert.deepEqual(
+      (await store.logs.ofUrl('run-u', url, 1)).map((l) => l.attempts),
+      [3],
+    );
+    assert.deepEqual(await store.logs.ofUrl('run-u', 'http://127.0.0.1/page/70', 10), []);
+    assert.deepEqual(await store.logs.ofUrl('run-none', url, 10), []);
+  });
+
   define(
     'logs: finalOnly lists only final failures; text with NUL or unicode survives',
     async ({ store }) => {

@@ -52,6 +52,11 @@ export function logRepository(ctx: StoreContext): LogRepository {
         return row === undefined ? null : toLog(row);
       }),
 
+    ofUrl: (runId, url, limit) =>
+      guard('logs.ofUrl', async () =>
+        (await driver.all(sql.logOfUrl, [key('runId', runId), text(url), limitOf({ limit })])).map(toLog),
+      ),
+
     markRetried: (id, at) =>
       guard('logs.markRetried', async () => {
         if (!/^\d{1,19}$/.test(id)) return false;
