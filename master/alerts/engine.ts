@@ -1,3 +1,4 @@
+import { startPeriodicPass, type PeriodicPass } from '../../shared/lifecycle/periodic-pass.js';
 import type { Logger } from '../../shared/logger.js';
 import type { AlertRow, AlertRuleRow, WebhookRow } from '../../shared/ports/alert-store.js';
 import type { Page, PageQuery, RunRow, SqlStore } from '../../shared/ports/sql-store.js';
@@ -208,26 +209,12 @@ export function createAlertEngine(deps: AlertEngineDeps) {
 export type AlertEngine = ReturnType<typeof createAlertEngine>;
 
 /** Runs the engine every `intervalMs`; passes never overlap; close() waits for the one in flight. */
-export function startAlertLoop(engine: AlertEngine, options: { intervalMs: number; logger: Logger }) {
-  let running: Promise<void> | null = null;
-  let closed = false;
-  const runOnce = (): Promise<void> => {
-    running ??= engine.tick().finally(() => {
-      running = null;
-    });
-    return running;
-  };
-  const timer = setInterval(() => {
-    if (running === null && !closed)
-      runOnce().catch((err: unknown) => options.logger.warn({ err }, 'alert pass failed'));
-  }, options.intervalMs);
-  timer.unref();
-  return {
-    runOnce,
-    async close() {
-      closed = true;
-      clearInterval(timer);
-      await running?.catch(() => undefined);
-    },
-  };
+export function startAlertLoop(
+  engine: AlertEngine,
+  options: { intervalMs: number; logger: Logger },
+): Pick<PeriodicPass<void>, 'runOnce' | 'close'> {
+  return startPeriodicPass(() => engine.tick(), {
+    intervalMs: options.intervalMs,
+    onError: (err) => options.logger.warn({ err }, 'alert pass failed'),
+  });
 }

@@ -1,3 +1,4 @@
+import { startPeriodicPass } from '../../shared/lifecycle/periodic-pass.js';
 import type { Logger } from '../../shared/logger.js';
 import type { SqlStore } from '../../shared/ports/sql-store.js';
 import type { DeliveryRow } from '../../shared/ports/alert-store.js';
@@ -26,8 +27,6 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): {
   runOnce(): Promise<number>;
   close(): Promise<void>;
 } {
-  let running: Promise<number> | null = null;
-  let closed = false;
   /** One attempt: the row after it, null when another master took it, 'error' when not recorded. */
   const attempt = async (row: DeliveryRow): Promise<DeliveryRow | null | 'error'> => {
     try {
@@ -48,7 +47,7 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): {
   const lane = async (rows: readonly DeliveryRow[]): Promise<number> => {
     let attempts = 0;
     for (const row of rows) {
-      if (closed) break;
+      if (loop.closed) break;
       const after = await attempt(row);
       if (after === null) continue; // another master's
       if (after === 'error') break;
@@ -74,23 +73,9 @@ export function startDeliveryLoop(deps: DeliveryLoopDeps): {
     await Promise.all(workers);
     return sent;
   };
-  const runOnce = (): Promise<number> => {
-    running ??= pass().finally(() => {
-      running = null;
-    });
-    return running;
-  };
-  const timer = setInterval(() => {
-    if (running === null && !closed)
-      runOnce().catch((err: unknown) => deps.logger.warn({ err }, 'webhook delivery pass failed'));
-  }, deps.intervalMs);
-  timer.unref();
-  return {
-    runOnce,
-    async close() {
-      closed = true;
-      clearInterval(timer);
-      await running?.catch(() => undefined);
-    },
-  };
+  const loop = startPeriodicPass(pass, {
+    intervalMs: deps.intervalMs,
+    onError: (err) => deps.logger.warn({ err }, 'webhook delivery pass failed'),
+  });
+  return loop;
 }

@@ -1,22 +1,11 @@
 import { AGENT_STATES, PROCESS_STATES } from '../../../shared/ports/sql-store.js';
 import type { AgentAnswer } from '../fleet/views.js';
+import type { RunAnswer } from '../jobs/views.js';
 
 /** One run as `status` shows it, from the master (a run answer) or from a scheduler (a hosted run). */
-export interface StatusRun {
-  id: string;
-  jobId: string;
+export interface StatusRun extends Pick<RunAnswer, 'id' | 'jobId' | 'state' | 'waiting' | 'counters'> {
   /** The job's name, when the master knows it. */
   jobName?: string | null;
-  state: string;
-  waiting: string | null;
-  counters: {
-    done: number;
-    failed: number;
-    queued: number;
-    inFlight: number;
-    pagesPerSecond: number;
-    notModified?: number;
-  };
   [key: string]: unknown;
 }
 

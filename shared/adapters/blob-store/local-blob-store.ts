@@ -8,13 +8,12 @@ import {
   assertBlobPrefix,
   BlobNotFoundError,
   blobStoreClosed,
-  contentKey,
-  sha256Hex,
   type BlobLocation,
   type BlobStore,
   type ContentAddressedBlob,
   type PutOptions,
 } from '../../ports/blob-store.js';
+import { putByContent } from './put-by-content.js';
 
 /** Errors no retry can fix: the path is not writable, or a file stands where a directory must be. */
 const PERMANENT = new Set(['EACCES', 'EPERM', 'EROFS', 'EISDIR', 'ENOTDIR', 'EEXIST', 'ENAMETOOLONG']);
@@ -38,11 +37,7 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async putContentAddressed(body: Buffer, options: PutOptions = {}): Promise<ContentAddressedBlob> {
-    const sha256 = sha256Hex(body);
-    const key = contentKey(sha256);
-    const existed = await this.exists(key);
-    if (!existed) await this.put(key, body, options);
-    return { key, sha256, bytes: body.length, existed };
+    return putByContent(this, body, options);
   }
 
   async put(key: string, body: Buffer, _options: PutOptions = {}): Promise<void> {

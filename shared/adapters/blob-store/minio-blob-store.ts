@@ -8,13 +8,12 @@ import {
   assertBlobPrefix,
   BlobNotFoundError,
   blobStoreClosed,
-  contentKey,
-  sha256Hex,
   type BlobLocation,
   type BlobStore,
   type ContentAddressedBlob,
   type PutOptions,
 } from '../../ports/blob-store.js';
+import { putByContent } from './put-by-content.js';
 import { NOT_FOUND_CODES, s3Code, toBlobError, type BlobStoreWhere } from './minio-errors.js';
 
 export interface MinioBlobStoreOptions {
@@ -81,11 +80,7 @@ export class MinioBlobStore implements BlobStore {
   }
 
   async putContentAddressed(body: Buffer, options: PutOptions = {}): Promise<ContentAddressedBlob> {
-    const sha256 = sha256Hex(body);
-    const key = contentKey(sha256);
-    const existed = await this.exists(key);
-    if (!existed) await this.put(key, body, options);
-    return { key, sha256, bytes: body.length, existed };
+    return putByContent(this, body, options);
   }
 
   async put(key: string, body: Buffer, options: PutOptions = {}): Promise<void> {
