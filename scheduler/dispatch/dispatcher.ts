@@ -124,10 +124,28 @@ export class Dispatcher {
     this.buffer = new TaskBuffer(perHost);
     this.suspects = new TaskBuffer(perHost);
     const { gate, hold } = options;
-    this.inFlight = new FlightBook(gate);
-    // robots.txt hold first: asking it is what queues the fetch of a host's unknown rules.
+    // A request that ends frees its host's slot and teaches its adaptive delay: the buffers look at
+    // the host again rather than at the wait they remember.
+    this.inFlight = new FlightBook({
+      finish: (host, now, feedback, startUnreported) => {
+        gate.finish(host, now, feedback, startUnreported);
+        this.buffer.recheck(host);
+        this.suspects.recheck(host);
+      },
+    });
+    // The gate first: a host that waits for a request to finish is passed over without asking the
+    // robots.txt hold. Asking the hold is what queues the fetch of a host's unknown rules, and that
+    // fetch too waits for the gate (RobotsGuard.nextTask), so it is asked once the gate lets go.
     this.hostWait = hold
-      ? { waitMs: (host, now, next) => Math.max(hold.waitMs(next, now), gate.waitMs(host, now)) }
+      ? {
+          get generation() {
+            return gate.generation;
+          },
+          waitMs: (host, now, next) => {
+            const wait = gate.waitMs(host, now);
+            return wait === Infinity ? wait : Math.max(hold.waitMs(next, now), wait);
+          },
+        }
       : gate;
     this.armIdle();
   }
@@ -246,8 +264,16 @@ export class Dispatcher {
     flight.working = true;
     if (!flight.startPending) return;
     flight.startPending = false;
-    this.options.gate.reportStart(flight.lease.host, this.options.clock());
-    this.pump();
+    const { host } = flight.lease;
+    const now = this.options.clock();
+    this.options.gate.reportStart(host, now);
+    // The report only moves the host's next start later, to its delay from now: no other host can
+    // start because of it, so instead of a pump (a look at every host) the wake is set for this one.
+    const next = this.buffer.peek(host) ?? this.suspects.peek(host);
+    if (next === undefined) return;
+    const wait = this.hostWait.waitMs(host, now, next);
+    if (wait === 0) this.pump();
+    else if (Number.isFinite(wait)) this.wakeIn(wait);
   }
 
   /** Stop handing out work (a graceful stop drains); outcomes and releases are still taken. */

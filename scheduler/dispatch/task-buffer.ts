@@ -3,6 +3,11 @@ import type { Lease } from '../../shared/protocol/task.js';
 /** When the next task of a host may start: the host gate, or the gate combined with robots.txt. */
 export interface HostWait {
   waitMs(host: string, now: number, next: Lease): number;
+  /**
+   * Changes when the politeness settings change (a wait may then be shorter than the one a buffer
+   * remembers; see TaskBuffer.take). Absent: the waits never change but with time.
+   */
+  readonly generation?: number;
 }
 
 /**
@@ -14,6 +19,15 @@ export class TaskBuffer {
   private hosts: string[] = [];
   private cursor = 0;
   private count = 0;
+  /**
+   * Per host, the time before which its next task may not start, from the last look at a host
+   * that had to wait a finite time (a delay between starts, a cool-down, a robots.txt retry).
+   * A later look at that host before then is skipped: with many hosts, most of them waiting, the
+   * scan of every host at every pump was most of the dispatcher's time. A host waiting for a
+   * request to finish (Infinity) is looked at every time, as before.
+   */
+  private readonly notBefore = new Map<string, number>();
+  private generation: number | undefined = undefined;
 
   constructor(private readonly perHostLimit: number | (() => number)) {}
 
@@ -75,19 +89,30 @@ export class TaskBuffer {
     accept?: (lease: Lease) => boolean,
   ): { lease: Lease | null; wakeInMs: number } {
     let wakeInMs = Infinity;
+    if (gate.generation !== this.generation) {
+      this.notBefore.clear();
+      this.generation = gate.generation;
+    }
     const n = this.hosts.length;
     for (let i = 0; i < n; i++) {
       const index = (this.cursor + i) % n;
       const host = this.hosts[index] as string;
       const queue = this.byHost.get(host) as Lease[];
       if (accept && !accept(queue[0] as Lease)) continue;
+      const due = this.notBefore.get(host);
+      if (due !== undefined && due > now) {
+        wakeInMs = Math.min(wakeInMs, due - now);
+        continue;
+      }
       const wait = gate.waitMs(host, now, queue[0] as Lease);
       if (wait > 0) {
+        if (wait !== Infinity) this.notBefore.set(host, now + wait);
         wakeInMs = Math.min(wakeInMs, wait);
         continue;
       }
       const lease = queue.shift() as Lease;
       this.count -= 1;
+      this.notBefore.delete(host);
       if (queue.length === 0) {
         this.byHost.delete(host);
         this.hosts.splice(index, 1);
@@ -100,6 +125,14 @@ export class TaskBuffer {
     return { lease: null, wakeInMs };
   }
 
+  /**
+   * Something about `host` changed that may let its next task start sooner than remembered (one of
+   * its requests ended: a slot is free, the adaptive delay learned): look at it again.
+   */
+  recheck(host: string): void {
+    this.notBefore.delete(host);
+  }
+
   /** Removes and returns the buffered tasks `test` accepts (a paused run's, to hand them back). */
   removeWhere(test: (lease: Lease) => boolean): Lease[] {
     const removed: Lease[] = [];
@@ -108,7 +141,10 @@ export class TaskBuffer {
       if (kept.length === queue.length) continue;
       removed.push(...queue.filter(test));
       if (kept.length > 0) this.byHost.set(host, kept);
-      else this.byHost.delete(host);
+      else {
+        this.byHost.delete(host);
+        this.notBefore.delete(host);
+      }
     }
     if (removed.length > 0) {
       this.hosts = this.hosts.filter((host) => this.byHost.has(host));
@@ -122,6 +158,7 @@ export class TaskBuffer {
   drain(): Lease[] {
     const all = [...this.byHost.values()].flat();
     this.byHost.clear();
+    this.notBefore.clear();
     this.hosts = [];
     this.cursor = 0;
     this.count = 0;

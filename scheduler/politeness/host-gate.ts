@@ -66,6 +66,7 @@ export class HostGate {
    * when their last request went out, so it counts one at that moment.
    */
   private readonly handovers: { at: number; hosts: (host: string) => boolean }[] = [];
+  private configured = 0;
 
   constructor(
     private settings: PolitenessSettings,
@@ -76,8 +77,14 @@ export class HostGate {
     this.capacity = deps.learnedCapacity ?? 100_000;
   }
 
+  /** Grows at each configure(): a wait computed before may be longer than the new limits ask. */
+  get generation(): number {
+    return this.configured;
+  }
+
   /** New limits apply to the next request start; requests in flight stay counted. */
   configure(settings: PolitenessSettings): void {
+    this.configured += 1;
     this.settings = settings;
     this.ruleOf = hostRuleLookup(settings.hostRules);
   }

@@ -143,3 +143,34 @@ test("a host whose delay ends before the wake already set is served on time, not
   assert.ok(gap < delayMs + 500, `sent ${gap} ms after the first started, not at far.test's wake (3 s)`);
   await dispatcher.close();
 });
+
+test('a host with a free slot gets its next task its delay after the crawler reports the start', async () => {
+  const delayMs = 200;
+  const gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 2, delayMs });
+  const at = (n: number): Lease => ({
+    ...lease(`two-${n}`),
+    taskId: `two.test/${n}`,
+    url: `https://two.test/${n}`,
+    host: 'two.test',
+  });
+  const dispatcher = dispatcherOver(onceFrontier([at(1), at(2)]), gate);
+  const sent: { taskId: string; at: number }[] = [];
+  dispatcher.addSession({
+    id: 's1',
+    credit: 10,
+    sendTasks: (tasks) => sent.push(...tasks.map((t) => ({ taskId: t.taskId, at: Date.now() }))),
+  });
+  dispatcher.pump();
+  await waitFor(() => sent.length === 1, { timeoutMs: 2_000, message: 'the first task sent' });
+  // Until the start is reported the host waits (the delay runs from the real start).
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(sent.length, 1, 'nothing before the start is reported');
+  dispatcher.started('s1', 'two.test/1');
+  const startedAt = Date.now();
+  // No outcome, no other event: the wake the report set sends the second.
+  await waitFor(() => sent.length === 2, { timeoutMs: 2_000, message: 'the second task sent by the wake' });
+  const gap = (sent[1] as { at: number }).at - startedAt;
+  assert.ok(gap >= delayMs - 5, `the delay held (${gap} ms)`);
+  assert.ok(gap < delayMs + 300, `sent on time (${gap} ms)`);
+  await dispatcher.close();
+});

@@ -159,3 +159,75 @@ describe('TaskBuffer', () => {
     assert.equal(buffer.take(unlimited(), 0).lease, again);
   });
 });
+
+describe('TaskBuffer: remembered waits', () => {
+  /** A gate whose answers the test sets per host, counting how often each host is asked. */
+  function scriptedGate(): {
+    gate: { waitMs(host: string): number; generation: number };
+    waits: Map<string, number>;
+    asked: Map<string, number>;
+  } {
+    const waits = new Map<string, number>();
+    const asked = new Map<string, number>();
+    const gate = {
+      generation: 0,
+      waitMs(host: string): number {
+        asked.set(host, (asked.get(host) ?? 0) + 1);
+        return waits.get(host) ?? 0;
+      },
+    };
+    return { gate, waits, asked };
+  }
+
+  test('a host that must wait a finite time is not asked again before then', () => {
+    const buffer = new TaskBuffer(100);
+    const { gate, waits, asked } = scriptedGate();
+    buffer.add(lease('delayed.test'));
+    buffer.add(lease('busy.test'));
+    waits.set('delayed.test', 150);
+    waits.set('busy.test', Infinity);
+    assert.deepEqual(buffer.take(gate, 1_000), { lease: null, wakeInMs: 150 });
+    for (const now of [1_010, 1_100, 1_149]) {
+      assert.deepEqual(buffer.take(gate, now), { lease: null, wakeInMs: 1_150 - now });
+    }
+    assert.equal(asked.get('delayed.test'), 1, 'remembered until it is due');
+    assert.equal(asked.get('busy.test'), 4, 'a host waiting for a finish is asked every time');
+    waits.set('delayed.test', 0);
+    assert.equal(buffer.take(gate, 1_150).lease?.host, 'delayed.test');
+    assert.equal(asked.get('delayed.test'), 2);
+  });
+
+  test('recheck(host) and a change of the settings make the buffer ask again', () => {
+    const buffer = new TaskBuffer(100);
+    const { gate, waits, asked } = scriptedGate();
+    buffer.add(lease('a.test'));
+    buffer.add(lease('a.test'));
+    waits.set('a.test', 500);
+    buffer.take(gate, 0);
+    waits.set('a.test', 0); // its request ended, say: its slot is free sooner than remembered
+    assert.equal(buffer.take(gate, 10).lease, null, 'remembered');
+    buffer.recheck('a.test');
+    assert.equal(buffer.take(gate, 20).lease?.host, 'a.test');
+    waits.set('a.test', 500);
+    buffer.take(gate, 30);
+    waits.set('a.test', 0);
+    gate.generation += 1; // the politeness settings changed
+    assert.equal(buffer.take(gate, 40).lease?.host, 'a.test');
+    assert.equal(asked.get('a.test'), 4);
+  });
+
+  test('a real gate: a host is served its delay after its reported start, not sooner', () => {
+    const gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 2, delayMs: 100 });
+    const buffer = new TaskBuffer(100);
+    for (let i = 0; i < 3; i++) buffer.add(lease('polite.test'));
+    const first = buffer.take(gate, 0).lease as Lease;
+    assert.ok(gate.start(first.host, 0));
+    gate.reportStart(first.host, 5);
+    const waited = buffer.take(gate, 6);
+    assert.equal(waited.lease, null);
+    const due = 6 + waited.wakeInMs;
+    assert.ok(due >= 105, `not before its delay after the start: ${due}`);
+    assert.equal(buffer.take(gate, due - 1).lease, null);
+    assert.equal(buffer.take(gate, due).lease?.host, 'polite.test');
+  });
+});
