@@ -282,7 +282,7 @@ export class CrawlScheduler implements RunHost {
         fail: (lease, record, error) => this.settler.fail(lease, record, error),
         retry: (lease, delayMs, error) => this.settler.retry(lease, delayMs, error),
       },
-      wake: () => this.dispatcher.pump(),
+      wake: (hosts) => this.dispatcher.holdChanged(hosts),
       onKnown: (_host, origin, rules) => this.onRobotsKnown(origin, rules),
       jobOf: (runId) => this.registry.jobOf(runId),
     });

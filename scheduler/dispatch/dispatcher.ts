@@ -133,18 +133,16 @@ export class Dispatcher {
         this.suspects.recheck(host);
       },
     });
-    // The gate first: a host that waits for a request to finish is passed over without asking the
-    // robots.txt hold. Asking the hold is what queues the fetch of a host's unknown rules, and that
-    // fetch too waits for the gate (RobotsGuard.nextTask), so it is asked once the gate lets go.
+    // The buffers ask the gate first: a host that waits for a request to finish is passed over
+    // without asking the robots.txt hold. Asking the hold is what queues the fetch of a host's
+    // unknown rules, and that fetch too waits for the gate (RobotsGuard.nextTask).
     this.hostWait = hold
       ? {
           get generation() {
             return gate.generation;
           },
-          waitMs: (host, now, next) => {
-            const wait = gate.waitMs(host, now);
-            return wait === Infinity ? wait : Math.max(hold.waitMs(next, now), wait);
-          },
+          waitMs: (host, now) => gate.waitMs(host, now),
+          holdMs: (next, now) => hold.waitMs(next, now),
         }
       : gate;
     this.armIdle();
@@ -267,13 +265,28 @@ export class Dispatcher {
     const { host } = flight.lease;
     const now = this.options.clock();
     this.options.gate.reportStart(host, now);
-    // The report only moves the host's next start later, to its delay from now: no other host can
-    // start because of it, so instead of a pump (a look at every host) the wake is set for this one.
+    this.buffer.recheck(host);
+    this.suspects.recheck(host);
+    // The report only lets the host's next start be its delay from now: no other host can start
+    // because of it, so instead of a pump the wake is set for this host's time.
     const next = this.buffer.peek(host) ?? this.suspects.peek(host);
     if (next === undefined) return;
-    const wait = this.hostWait.waitMs(host, now, next);
+    const politeness = this.hostWait.waitMs(host, now);
+    const wait = Math.max(politeness, this.hostWait.holdMs?.(next, now) ?? 0);
     if (wait === 0) this.pump();
     else if (Number.isFinite(wait)) this.wakeIn(wait);
+  }
+
+  /**
+   * The robots.txt hold has something to send, or the robots.txt fetch of `hosts` ended (their
+   * slot is free, a Crawl-delay may be learned): those hosts are looked at again, then a pump.
+   */
+  holdChanged(hosts: readonly string[]): void {
+    for (const host of hosts) {
+      this.buffer.recheck(host);
+      this.suspects.recheck(host);
+    }
+    this.pump();
   }
 
   /** Stop handing out work (a graceful stop drains); outcomes and releases are still taken. */

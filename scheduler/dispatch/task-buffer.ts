@@ -1,33 +1,56 @@
+import FlatQueue from 'flatqueue';
 import type { Lease } from '../../shared/protocol/task.js';
 
-/** When the next task of a host may start: the host gate, or the gate combined with robots.txt. */
+/** When the next task of a host may start: its politeness, and what else holds it back. */
 export interface HostWait {
-  waitMs(host: string, now: number, next: Lease): number;
   /**
-   * Changes when the politeness settings change (a wait may then be shorter than the one a buffer
-   * remembers; see TaskBuffer.take). Absent: the waits never change but with time.
+   * The host's politeness: 0, ms to wait, or Infinity while it waits for one of its requests to
+   * end or to report its start; the buffer then looks at the host again only once told to
+   * (TaskBuffer.recheck).
+   */
+  waitMs(host: string, now: number): number;
+  /** What else holds `next` back (robots.txt): 0, ms, or Infinity until the next look. */
+  holdMs?(next: Lease, now: number): number;
+  /**
+   * Changes when the politeness settings change: every wait the buffer remembers is then looked at
+   * again (it may be shorter now). Absent: waits change only with time and rechecks.
    */
   readonly generation?: number;
 }
 
 /**
+ * Waits remembered for a host that waits for an event (a request ending) are looked at again this
+ * often all the same: should an event ever go unreported, the host is late by this much at most.
+ */
+const PARKED_LOOK_MS = 1_000;
+
+/**
  * Leased tasks waiting for a crawler, queued per host so a host that must wait (politeness) never
- * holds back the others. Hosts are served round-robin.
+ * holds back the others. Hosts whose next task may go are served round-robin.
+ *
+ * A take looks only at the hosts that may be ready: a host told to wait a known time sleeps in a
+ * queue ordered by when it is due, and one that waits for a request to end sleeps until the
+ * dispatcher says something changed for it (`recheck`). With thousands of hosts, most of them
+ * waiting, looking at every host at every pump was what the dispatcher spent its time on.
  */
 export class TaskBuffer {
   private readonly byHost = new Map<string, Lease[]>();
-  private hosts: string[] = [];
-  private cursor = 0;
-  private count = 0;
   /**
-   * Per host, the time before which its next task may not start, from the last look at a host
-   * that had to wait a finite time (a delay between starts, a cool-down, a robots.txt retry).
-   * A later look at that host before then is skipped: with many hosts, most of them waiting, the
-   * scan of every host at every pump was most of the dispatcher's time. A host waiting for a
-   * request to finish (Infinity) is looked at every time, as before.
+   * Hosts to look at, in round-robin order: new ones, due ones, rechecked ones. A host that goes to
+   * sleep leaves a hole (null), so that a look at thousands of hosts stays linear; holes are
+   * squeezed out once they are most of the array.
    */
-  private readonly notBefore = new Map<string, number>();
+  private ready: (string | null)[] = [];
+  private holes = 0;
+  private cursor = 0;
+  /** Hosts sleeping until a known time (the queue may hold older times for them: those are skipped). */
+  private readonly dueAt = new Map<string, number>();
+  private readonly due = new FlatQueue<string>();
+  /** Hosts sleeping until `recheck` (or the next periodic look). */
+  private readonly parked = new Set<string>();
+  private lastParkedLook = -Infinity;
   private generation: number | undefined = undefined;
+  private count = 0;
 
   constructor(private readonly perHostLimit: number | (() => number)) {}
 
@@ -40,7 +63,7 @@ export class TaskBuffer {
     if (!queue) {
       queue = [];
       this.byHost.set(lease.host, queue);
-      this.hosts.push(lease.host);
+      this.ready.push(lease.host);
     }
     queue.push(lease);
     this.count += 1;
@@ -79,6 +102,23 @@ export class TaskBuffer {
   }
 
   /**
+   * Something about `host` changed that may let its next task start sooner than the buffer
+   * remembers (one of its requests ended or reported its start): look at it again.
+   */
+  recheck(host: string): void {
+    if (this.parked.delete(host) || this.dueAt.delete(host)) this.ready.push(host);
+  }
+
+  /** Look at every host again (the robots.txt rules of some host changed, say). */
+  recheckAll(): void {
+    for (const host of this.parked) this.ready.push(host);
+    for (const host of this.dueAt.keys()) this.ready.push(host);
+    this.parked.clear();
+    this.dueAt.clear();
+    this.due.clear();
+  }
+
+  /**
    * The next task whose host may start now, or null; `wakeInMs` tells when to look again
    * (Infinity when every waiting host waits for a request to finish). With `accept`, a host whose
    * next task it refuses is passed over (a static crawler skips hosts waiting for a renderer).
@@ -88,49 +128,45 @@ export class TaskBuffer {
     now: number,
     accept?: (lease: Lease) => boolean,
   ): { lease: Lease | null; wakeInMs: number } {
+    this.wakeDue(gate, now);
+    this.squeeze();
     let wakeInMs = Infinity;
-    if (gate.generation !== this.generation) {
-      this.notBefore.clear();
-      this.generation = gate.generation;
-    }
-    const n = this.hosts.length;
-    for (let i = 0; i < n; i++) {
-      const index = (this.cursor + i) % n;
-      const host = this.hosts[index] as string;
+    const n = this.ready.length;
+    let index = n === 0 ? 0 : this.cursor % n;
+    for (let looked = 0; looked < n; looked++, index = index + 1 === n ? 0 : index + 1) {
+      const host = this.ready[index];
+      if (host === null || host === undefined) continue;
       const queue = this.byHost.get(host) as Lease[];
-      if (accept && !accept(queue[0] as Lease)) continue;
-      const due = this.notBefore.get(host);
-      if (due !== undefined && due > now) {
-        wakeInMs = Math.min(wakeInMs, due - now);
+      const next = queue[0] as Lease;
+      if (accept && !accept(next)) continue;
+      const politeness = gate.waitMs(host, now);
+      if (politeness === Infinity) {
+        this.leave(index);
+        this.parked.add(host);
         continue;
       }
-      const wait = gate.waitMs(host, now, queue[0] as Lease);
+      const wait = gate.holdMs ? Math.max(politeness, gate.holdMs(next, now)) : politeness;
+      if (wait === Infinity) continue; // held until the next look (robots.txt being read)
       if (wait > 0) {
-        if (wait !== Infinity) this.notBefore.set(host, now + wait);
+        this.leave(index);
+        this.dueAt.set(host, now + wait);
+        this.due.push(host, now + wait);
         wakeInMs = Math.min(wakeInMs, wait);
         continue;
       }
-      const lease = queue.shift() as Lease;
+      queue.shift();
       this.count -= 1;
-      this.notBefore.delete(host);
       if (queue.length === 0) {
         this.byHost.delete(host);
-        this.hosts.splice(index, 1);
-        this.cursor = n - 1 === 0 ? 0 : index % (n - 1);
-      } else {
-        this.cursor = (index + 1) % n;
+        this.leave(index);
       }
-      return { lease, wakeInMs: 0 };
+      this.cursor = index + 1;
+      return { lease: next, wakeInMs: 0 };
     }
+    this.cursor = index;
+    const soonest = this.soonestDue();
+    if (soonest !== undefined) wakeInMs = Math.min(wakeInMs, Math.max(1, soonest - now));
     return { lease: null, wakeInMs };
-  }
-
-  /**
-   * Something about `host` changed that may let its next task start sooner than remembered (one of
-   * its requests ended: a slot is free, the adaptive delay learned): look at it again.
-   */
-  recheck(host: string): void {
-    this.notBefore.delete(host);
   }
 
   /** Removes and returns the buffered tasks `test` accepts (a paused run's, to hand them back). */
@@ -141,14 +177,12 @@ export class TaskBuffer {
       if (kept.length === queue.length) continue;
       removed.push(...queue.filter(test));
       if (kept.length > 0) this.byHost.set(host, kept);
-      else {
-        this.byHost.delete(host);
-        this.notBefore.delete(host);
-      }
+      else this.forget(host);
     }
     if (removed.length > 0) {
-      this.hosts = this.hosts.filter((host) => this.byHost.has(host));
-      this.cursor = this.hosts.length === 0 ? 0 : this.cursor % this.hosts.length;
+      this.ready = this.ready.filter((host) => host !== null && this.byHost.has(host));
+      this.holes = 0;
+      this.cursor = 0;
       this.count -= removed.length;
     }
     return removed;
@@ -158,14 +192,72 @@ export class TaskBuffer {
   drain(): Lease[] {
     const all = [...this.byHost.values()].flat();
     this.byHost.clear();
-    this.notBefore.clear();
-    this.hosts = [];
+    this.ready = [];
+    this.holes = 0;
     this.cursor = 0;
+    this.parked.clear();
+    this.dueAt.clear();
+    this.due.clear();
     this.count = 0;
     return all;
   }
 
   all(): Lease[] {
     return [...this.byHost.values()].flat();
+  }
+
+  /** Hosts whose time came, back into the round; all of them when the settings changed. */
+  private wakeDue(gate: HostWait, now: number): void {
+    if (gate.generation !== this.generation) {
+      this.generation = gate.generation;
+      this.recheckAll();
+    } else if (now - this.lastParkedLook >= PARKED_LOOK_MS) {
+      for (const host of this.parked) this.ready.push(host);
+      this.parked.clear();
+    }
+    if (this.parked.size === 0) this.lastParkedLook = now;
+    for (let at = this.due.peekValue(); at !== undefined && at <= now; at = this.due.peekValue()) {
+      const host = this.due.pop() as string;
+      if (this.dueAt.get(host) !== at) continue; // an older time of a host since woken
+      this.dueAt.delete(host);
+      this.ready.push(host);
+    }
+  }
+
+  /** When the first sleeping host is due (skipping stale times). */
+  private soonestDue(): number | undefined {
+    for (let at = this.due.peekValue(); at !== undefined; at = this.due.peekValue()) {
+      const host = this.due.peek() as string;
+      if (this.dueAt.get(host) === at) return at;
+      this.due.pop();
+    }
+    return undefined;
+  }
+
+  /** The host at `index` leaves the round (asleep, or out of tasks). */
+  private leave(index: number): void {
+    this.ready[index] = null;
+    this.holes += 1;
+  }
+
+  /** Squeezes the holes out of the round once they are most of it, keeping the cursor's place. */
+  private squeeze(): void {
+    if (this.holes < 64 || this.holes * 2 < this.ready.length) return;
+    let cursor = 0;
+    const live: string[] = [];
+    this.ready.forEach((host, i) => {
+      if (host === null) return;
+      if (i < this.cursor) cursor += 1;
+      live.push(host);
+    });
+    this.ready = live;
+    this.holes = 0;
+    this.cursor = cursor;
+  }
+
+  private forget(host: string): void {
+    this.byHost.delete(host);
+    this.parked.delete(host);
+    this.dueAt.delete(host); // its time in the queue is skipped
   }
 }

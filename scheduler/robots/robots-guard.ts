@@ -44,8 +44,12 @@ export interface RobotsGuardOptions {
     fail(lease: Lease, record: SinkRecord, error: string): void;
     retry(lease: Lease, delayMs: number, error: string): void;
   };
-  /** Something can be sent now: run the dispatcher (called asynchronously). */
-  wake: () => void;
+  /**
+   * Something can be sent now: run the dispatcher (called asynchronously). `hosts`: those whose
+   * robots.txt fetch ended or was lost since the last call, so their politeness changed (a slot
+   * freed, a Crawl-delay learned).
+   */
+  wake: (hosts: readonly string[]) => void;
   /** A host's robots.txt was read or found missing (sitemaps may be queued now). */
   onKnown?: (host: string, origin: string, rules: RobotsRules) => void;
   /** The job of a run, for the records of URLs settled here (absent: the default job). */
@@ -72,6 +76,7 @@ export class RobotsGuard {
   private readonly wantedBy = new Map<string, string>();
   private wakeTimer: NodeJS.Timeout | null = null;
   private wakeQueued = false;
+  private readonly changedHosts = new Set<string>();
 
   constructor(private readonly options: RobotsGuardOptions) {}
 
@@ -219,7 +224,7 @@ export class RobotsGuard {
       // loop): no rules, everything allowed. A page of a host that cannot be fetched fails by itself.
       this.learned(host, origin, RobotsRules.allowAll(origin, ''));
     }
-    this.requestWake();
+    this.requestWake(host);
     return true;
   }
 
@@ -254,7 +259,7 @@ export class RobotsGuard {
     this.inFlight.delete(taskId);
     this.options.gate.finish(fetch.host, this.options.clock(), undefined, true);
     this.options.cache.lost(fetch.host);
-    this.requestWake();
+    this.requestWake(fetch.host);
   }
 
   get fetchesInFlight(): number {
@@ -299,12 +304,15 @@ export class RobotsGuard {
     this.options.gate.setCrawlDelay(host, null);
   }
 
-  private requestWake(): void {
+  private requestWake(host?: string): void {
+    if (host !== undefined) this.changedHosts.add(host);
     if (this.wakeQueued) return;
     this.wakeQueued = true;
     setImmediate(() => {
       this.wakeQueued = false;
-      this.options.wake();
+      const hosts = [...this.changedHosts];
+      this.changedHosts.clear();
+      this.options.wake(hosts);
     });
   }
 
@@ -313,7 +321,7 @@ export class RobotsGuard {
     this.wakeTimer = setTimeout(
       () => {
         this.wakeTimer = null;
-        this.options.wake();
+        this.options.wake([]);
       },
       Math.max(1, ms),
     );

@@ -42,6 +42,7 @@ function setup(
   const failed: { lease: Lease; record: PageRecord; error: string }[] = [];
   const retried: { lease: Lease; delayMs: number; error: string }[] = [];
   const known: string[] = [];
+  const woken: (readonly string[])[] = [];
   const evict = { to: (host: string): void => void host };
   const robotsCache = new RobotsCache({
     ttlMs: 60_000,
@@ -70,7 +71,7 @@ function setup(
         failed.push({ lease: l, record: JSON.parse(r.value.toString()) as PageRecord, error: e }),
       retry: (l, delayMs, error) => retried.push({ lease: l, delayMs, error }),
     },
-    wake: () => undefined,
+    wake: (hosts) => woken.push(hosts),
     onKnown: (host) => known.push(host),
   });
   evict.to = (host) => guard.evicted(host);
@@ -83,12 +84,22 @@ function setup(
     assert.equal(guard.answer('s1', { type: 'robots', taskId: task.taskId, ...answer }), true);
     return task;
   };
-  return { clock, gate, guard, failed, retried, known, warnings, fetchRobots, cache: robotsCache };
+  return { clock, gate, guard, failed, retried, known, warnings, woken, fetchRobots, cache: robotsCache };
 }
 
 const ok = (body: string) => ({ status: 200, body, failure: null });
 
 describe('RobotsGuard', () => {
+  test('the dispatcher is woken with the hosts whose robots.txt fetch ended, once per turn', async () => {
+    const { clock, guard, woken, fetchRobots } = setup();
+    assert.equal(guard.waitMs(lease('/a'), clock.now()), Infinity); // wanted: a wake to send the fetch
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(woken, [[]], 'nothing changed for a host yet');
+    fetchRobots(ok(''));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(woken.at(-1), [HOST], 'its slot is free and its rules known: look at it again');
+  });
+
   test('a host waits until its robots.txt is known; the fetch goes out once, counted by the gate', () => {
     const { clock, gate, guard, fetchRobots } = setup();
     assert.equal(guard.waitMs(lease('/a'), clock.now()), Infinity);

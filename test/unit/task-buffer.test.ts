@@ -102,9 +102,12 @@ describe('TaskBuffer', () => {
 
     assert.deepEqual(takeAll(buffer, gate, 0), ['https://busy.test/1', 'https://other.test/1']);
     assert.deepEqual(buffer.take(gate, 0), { lease: null, wakeInMs: Infinity });
+    // The dispatcher tells the buffer when a request of a host ends (its FlightBook's finish).
     gate.finish('other.test', 1);
+    buffer.recheck('other.test');
     assert.equal(buffer.take(gate, 1).lease?.url, 'https://other.test/2');
     gate.finish('busy.test', 2);
+    buffer.recheck('busy.test');
     assert.equal(buffer.take(gate, 2).lease?.url, 'https://busy.test/2');
     assert.equal(buffer.size, 0);
   });
@@ -160,7 +163,7 @@ describe('TaskBuffer', () => {
   });
 });
 
-describe('TaskBuffer: remembered waits', () => {
+describe('TaskBuffer: sleeping hosts', () => {
   /** A gate whose answers the test sets per host, counting how often each host is asked. */
   function scriptedGate(): {
     gate: { waitMs(host: string): number; generation: number };
@@ -179,41 +182,76 @@ describe('TaskBuffer: remembered waits', () => {
     return { gate, waits, asked };
   }
 
-  test('a host that must wait a finite time is not asked again before then', () => {
+  test('a host that must wait a known time is not asked again before then', () => {
     const buffer = new TaskBuffer(100);
     const { gate, waits, asked } = scriptedGate();
     buffer.add(lease('delayed.test'));
-    buffer.add(lease('busy.test'));
     waits.set('delayed.test', 150);
-    waits.set('busy.test', Infinity);
     assert.deepEqual(buffer.take(gate, 1_000), { lease: null, wakeInMs: 150 });
     for (const now of [1_010, 1_100, 1_149]) {
       assert.deepEqual(buffer.take(gate, now), { lease: null, wakeInMs: 1_150 - now });
     }
-    assert.equal(asked.get('delayed.test'), 1, 'remembered until it is due');
-    assert.equal(asked.get('busy.test'), 4, 'a host waiting for a finish is asked every time');
+    assert.equal(asked.get('delayed.test'), 1, 'asleep until it is due');
     waits.set('delayed.test', 0);
     assert.equal(buffer.take(gate, 1_150).lease?.host, 'delayed.test');
     assert.equal(asked.get('delayed.test'), 2);
   });
 
-  test('recheck(host) and a change of the settings make the buffer ask again', () => {
+  test('a host waiting for a request to end sleeps until recheck, or a second at most', () => {
     const buffer = new TaskBuffer(100);
     const { gate, waits, asked } = scriptedGate();
-    buffer.add(lease('a.test'));
-    buffer.add(lease('a.test'));
+    buffer.add(lease('busy.test'));
+    buffer.add(lease('busy.test'));
+    waits.set('busy.test', Infinity);
+    assert.deepEqual(buffer.take(gate, 0), { lease: null, wakeInMs: Infinity });
+    waits.set('busy.test', 0); // its request ended
+    assert.equal(buffer.take(gate, 10).lease, null, 'asleep: nobody said');
+    assert.equal(asked.get('busy.test'), 1);
+    buffer.recheck('busy.test');
+    assert.equal(buffer.take(gate, 20).lease?.host, 'busy.test');
+    waits.set('busy.test', Infinity);
+    assert.equal(buffer.take(gate, 30).lease, null);
+    waits.set('busy.test', 0); // an end nobody reported: looked at again within a second
+    assert.equal(buffer.take(gate, 500).lease, null);
+    assert.equal(buffer.take(gate, 1_031).lease?.host, 'busy.test');
+  });
+
+  test('recheckAll and a change of the settings wake every sleeping host', () => {
+    const buffer = new TaskBuffer(100);
+    const { gate, waits } = scriptedGate();
+    for (const host of ['a.test', 'b.test', 'a.test', 'b.test']) buffer.add(lease(host));
     waits.set('a.test', 500);
-    buffer.take(gate, 0);
-    waits.set('a.test', 0); // its request ended, say: its slot is free sooner than remembered
-    assert.equal(buffer.take(gate, 10).lease, null, 'remembered');
-    buffer.recheck('a.test');
-    assert.equal(buffer.take(gate, 20).lease?.host, 'a.test');
+    waits.set('b.test', Infinity);
+    assert.equal(buffer.take(gate, 0).lease, null);
+    waits.clear();
+    buffer.recheckAll();
+    assert.deepEqual([buffer.take(gate, 1).lease?.host, buffer.take(gate, 1).lease?.host].sort(), [
+      'a.test',
+      'b.test',
+    ]);
     waits.set('a.test', 500);
-    buffer.take(gate, 30);
-    waits.set('a.test', 0);
+    waits.set('b.test', Infinity);
+    assert.equal(buffer.take(gate, 2).lease, null);
+    waits.clear();
     gate.generation += 1; // the politeness settings changed
-    assert.equal(buffer.take(gate, 40).lease?.host, 'a.test');
-    assert.equal(asked.get('a.test'), 4);
+    assert.deepEqual([buffer.take(gate, 3).lease?.host, buffer.take(gate, 3).lease?.host].sort(), [
+      'a.test',
+      'b.test',
+    ]);
+    assert.equal(buffer.size, 0);
+  });
+
+  test('the robots.txt hold is asked only of hosts the gate lets go, every look while it holds', () => {
+    const buffer = new TaskBuffer(100);
+    const { gate, waits } = scriptedGate();
+    const held: string[] = [];
+    const hold = { ...gate, waitMs: gate.waitMs, holdMs: (next: Lease) => (held.push(next.host), Infinity) };
+    buffer.add(lease('busy.test'));
+    buffer.add(lease('unknown-rules.test'));
+    waits.set('busy.test', Infinity);
+    buffer.take(hold, 0);
+    buffer.take(hold, 1);
+    assert.deepEqual(held, ['unknown-rules.test', 'unknown-rules.test']);
   });
 
   test('a real gate: a host is served its delay after its reported start, not sooner', () => {
@@ -222,12 +260,36 @@ describe('TaskBuffer: remembered waits', () => {
     for (let i = 0; i < 3; i++) buffer.add(lease('polite.test'));
     const first = buffer.take(gate, 0).lease as Lease;
     assert.ok(gate.start(first.host, 0));
+    assert.deepEqual(
+      buffer.take(gate, 1),
+      { lease: null, wakeInMs: Infinity },
+      'until the start is reported',
+    );
     gate.reportStart(first.host, 5);
+    buffer.recheck(first.host);
     const waited = buffer.take(gate, 6);
     assert.equal(waited.lease, null);
     const due = 6 + waited.wakeInMs;
     assert.ok(due >= 105, `not before its delay after the start: ${due}`);
     assert.equal(buffer.take(gate, due - 1).lease, null);
     assert.equal(buffer.take(gate, due).lease?.host, 'polite.test');
+  });
+
+  test('thousands of hosts, most asleep: a take looks only at those that may be ready', () => {
+    const buffer = new TaskBuffer(100);
+    const { gate, waits, asked } = scriptedGate();
+    for (let h = 0; h < 5_000; h++) {
+      buffer.add(lease(`h${h}.test`));
+      waits.set(`h${h}.test`, h % 10 < 7 ? Infinity : 150);
+    }
+    assert.equal(buffer.take(gate, 0).lease, null);
+    const first = [...asked.values()].reduce((a, b) => a + b, 0);
+    assert.equal(first, 5_000);
+    for (let now = 1; now < 100; now++) assert.equal(buffer.take(gate, now).lease, null);
+    assert.equal(
+      [...asked.values()].reduce((a, b) => a + b, 0),
+      first,
+      'no host asked again',
+    );
   });
 });
