@@ -5,9 +5,6 @@ import { normalizeUrl } from '../../shared/url/normalize.js';
 import { createScope } from '../../shared/url/scope.js';
 import { describeScope } from '../../shared/why/scope-rule.js';
 
-/** Rows of the URL read: the newest tells what became of it, the count how often it was tried. */
-const ROWS_READ = 20;
-
 /**
  * "Why not yet?" for a run no scheduler hosts: a queued run (none has taken it yet) or an ended
  * one (its scheduler let it go, and with it the run's frontier). Answered from what SQL keeps: the
@@ -53,7 +50,8 @@ export async function explainUnhostedRun(
   }
 
   const ended = `the run ${run.state === 'cancelled' ? 'was cancelled' : run.state}${run.endedAt === null ? '' : ` at ${new Date(run.endedAt).toISOString()}`}`;
-  const [newest] = await logs.ofUrl(run.id, normalized, ROWS_READ);
+  // The newest row says what became of it (its attempt count is how often it was tried).
+  const [newest] = await logs.ofUrl(run.id, normalized, 1);
   if (newest?.final) {
     const denied = newest.code === 'ROBOTS_DENIED';
     const gaveUp = denied
