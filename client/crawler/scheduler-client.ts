@@ -165,11 +165,12 @@ export class SchedulerClient {
   }
 
   /** `written`, when given, runs once the message is handed to the kernel (or could not be). */
-  private sendText(message: CrawlerTextMessage, written?: () => void): void {
+  /** `written(false)`: the message never left (no connection, or it broke before the write). */
+  private sendText(message: CrawlerTextMessage, written?: (sent: boolean) => void): void {
     if (this.open && this.ws) {
       this.turnWrites.hold(this.ws);
-      this.ws.send(JSON.stringify(message), written && (() => written()));
-    } else written?.();
+      this.ws.send(JSON.stringify(message), written && ((err) => written(!err)));
+    } else written?.(false);
   }
 
   private onMessage(text: string, epoch: number): void {
@@ -271,8 +272,14 @@ export class SchedulerClient {
     // Said before any of them starts, and they start only once it has left this process (it may
     // wait behind a large outcome frame): a task that takes this process down is then known to
     // have been worked on when it went, whatever kills it, even a synchronous hang.
-    this.sendText({ type: 'working', taskIds: starting.map((s) => s.task.taskId) }, () => {
-      for (const { task, settings } of starting) this.startTask(task, settings, epoch);
+    // A task whose `working` could not leave, or whose connection closed meanwhile, is not
+    // started: the scheduler handed it back when the connection dropped, and it may already be on
+    // another crawler, or due at its host after a request another crawler is sending.
+    this.sendText({ type: 'working', taskIds: starting.map((s) => s.task.taskId) }, (sent) => {
+      for (const { task, settings } of starting) {
+        if (sent && epoch === this.epoch && this.live.has(task.taskId)) this.startTask(task, settings, epoch);
+        else this.finish(task, epoch, null);
+      }
     });
   }
 

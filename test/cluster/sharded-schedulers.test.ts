@@ -97,8 +97,25 @@ describe('several schedulers: hosts split among them', () => {
       .map((r) => JSON.parse(r.value.toString('utf8')) as PageRecord)
       .filter((r) => recordTags(r).runId === runId);
   const run = async (runId: string): Promise<RunBody> => (await api<RunBody>('GET', `/runs/${runId}`)).body;
-  /** The smallest gap between two request starts at each host, as its server saw them. */
-  const gaps = new Map<string, number>();
+  /** The smallest gap between two request starts at each host, as its server saw them, and where. */
+  const gaps = new Map<string, { gap: number; pair: string }>();
+  /** When the second scheduler was killed: a failure says whether its starts came before or after. */
+  let killedAt = 0;
+  const sinceKill = (t: number): string => `kill${t >= killedAt ? '+' : ''}${t - killedAt} ms`;
+  /** The shard moves each scheduler logged, timed against the kill. */
+  const moves = (): string =>
+    schedulers
+      .map((s, i) =>
+        s.stderr
+          .split('\n')
+          .filter((line) => line.startsWith('{') && line.includes('shards moved'))
+          .map((line) => {
+            const entry = JSON.parse(line) as { time: number; taken: number[]; given: number[] };
+            return `scheduler ${i} at ${sinceKill(entry.time)}: took [${entry.taken.join(',')}], gave [${entry.given.join(',')}]`;
+          })
+          .join('; '),
+      )
+      .join(' | ');
   const logs = (): string => schedulers.map((s, i) => `scheduler ${i}: ${s.stderr.slice(-3_000)}`).join('\n');
 
   test('both schedulers crawl their own hosts; one killed, the other finishes its hosts; limits held at every host', async (t) => {
@@ -124,6 +141,7 @@ describe('several schedulers: hosts split among them', () => {
       timeoutMs: 60_000,
       message: () => `a third of the pages (${records(runId).length}; ${logs()})`,
     });
+    killedAt = Date.now();
     await schedulers[1]?.stop('SIGKILL');
 
     await waitFor(async () => (await run(runId)).state === 'succeeded', {
@@ -148,15 +166,18 @@ describe('several schedulers: hosts split among them', () => {
       const peak = peakConcurrency(h.spans);
       const gap = smallestStartGap(h.spans);
       const pair = closestStarts(h.spans);
-      const which = pair ? ` (${pair[0].path} at ${pair[0].start}, ${pair[1].path} at ${pair[1].start})` : '';
+      const which = pair
+        ? ` (${pair[0].path} at ${sinceKill(pair[0].start)}, ${pair[1].path} at ${sinceKill(pair[1].start)})`
+        : '';
       t.diagnostic(`${name}: peak ${peak} in flight, smallest start gap ${gap} ms${which}`);
       assert.ok(peak <= LIMITS.concurrency, `${name}: ${peak} in flight, limit ${LIMITS.concurrency}`);
-      gaps.set(name, gap);
+      gaps.set(name, { gap, pair: which });
     }
     // The run's counters add up every scheduler's ledger, the killed one's as it last said (up to
     // a heartbeat before it died): close to every page, not exact.
     const final = await run(runId);
     t.diagnostic(`counters at the end: ${JSON.stringify(final.counters)}`);
+    t.diagnostic(`shard moves: ${moves()}`);
     assert.ok(
       final.counters.done >= pages * 0.9 && final.counters.done <= pages * 1.05,
       `the run's counters add every scheduler's share (${JSON.stringify(final)})`,
@@ -165,10 +186,13 @@ describe('several schedulers: hosts split among them', () => {
 
   test('every host kept its delay between two starts', () => {
     assert.equal(gaps.size, HOSTS, 'the crawl above ran');
-    for (const [name, gap] of gaps) {
+    for (const [name, { gap, pair }] of gaps) {
       // The servers stamp starts on a thread of their own; the scheduler's margin covers its clock's
       // lead, and 20 ms are left for a loaded CPU's wait before a server's thread runs.
-      assert.ok(gap >= LIMITS.delayMs - 20, `${name}: two starts ${gap} ms apart, limit ${LIMITS.delayMs}`);
+      assert.ok(
+        gap >= LIMITS.delayMs - 20,
+        `${name}: two starts ${gap} ms apart${pair}, limit ${LIMITS.delayMs}; shard moves: ${moves()}`,
+      );
     }
   });
 });

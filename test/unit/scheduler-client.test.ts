@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { SchedulerClient, type SchedulerClientOptions } from '../../client/crawler/scheduler-client.js';
@@ -23,7 +23,11 @@ class Peer {
   readonly text: CrawlerTextMessage[] = [];
   readonly binary: Buffer[] = [];
   closed = false;
-  constructor(readonly ws: WebSocket) {
+  constructor(
+    readonly ws: WebSocket,
+    /** The TCP socket under it: paused, the crawler's writes back up. */
+    readonly socket: Socket,
+  ) {
     ws.on('message', (data, isBinary) => {
       const buffer = Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer);
       if (isBinary) this.binary.push(buffer);
@@ -73,8 +77,8 @@ class Gates {
       this.started.push(t.taskId);
       this.pending.set(t.taskId, { resolve, reject });
     });
-  finish(taskId: string): void {
-    this.pending.get(taskId)?.resolve(Buffer.from(`outcome:${taskId}`));
+  finish(taskId: string, frame = Buffer.from(`outcome:${taskId}`)): void {
+    this.pending.get(taskId)?.resolve(frame);
     this.pending.delete(taskId);
   }
   fail(taskId: string, err: Error): void {
@@ -93,7 +97,7 @@ describe('SchedulerClient', () => {
     wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
     await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
     url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`;
-    wss.on('connection', (ws) => peers.push(new Peer(ws)));
+    wss.on('connection', (ws, req) => peers.push(new Peer(ws, req.socket)));
   });
   after(async () => {
     for (const client of clients) await client.close(0);
@@ -211,5 +215,30 @@ describe('SchedulerClient', () => {
     gates.finish('old');
     await waitFor(() => next.credit() === full, { message: 'the freed slot asked for' });
     assert.equal(next.binary.length, 0, 'the old task’s outcome is not delivered on the new connection');
+  });
+
+  test('a task whose `working` had not left when the connection closed is never started', async () => {
+    const gates = new Gates();
+    const { peer } = await connect(gates, 1);
+    peer.tasks('big', 'next');
+    await waitFor(() => gates.started.includes('big'), { message: 'big started' });
+    // The scheduler stops reading: the crawler's big outcome fills the socket, and `next`'s
+    // `working`, written behind it, cannot leave.
+    peer.socket.pause();
+    gates.finish('big', Buffer.alloc(48 * 1024 * 1024));
+    await new Promise((resolve) => setImmediate(resolve));
+    const count = peers.length;
+    peer.ws.terminate();
+    // The scheduler hands `next` back when the connection drops, so this crawler must not fetch it.
+    await waitFor(() => peers.length > count && (peers[count]?.of('hello').length ?? 0) === 1, {
+      timeoutMs: 5_000,
+      message: 'reconnected',
+    });
+    assert.deepEqual(gates.started, ['big'], 'next was not started');
+    const again = peers[count] as Peer;
+    again.welcome();
+    await waitFor(() => again.credit() === 1 + Math.max(2, Math.ceil(1 / 2)), {
+      message: 'every slot asked for again on the new connection',
+    });
   });
 });
