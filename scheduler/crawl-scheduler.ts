@@ -285,7 +285,10 @@ export class CrawlScheduler implements RunHost {
       wake: (hosts) => this.dispatcher.holdChanged(hosts),
       onKnown: (_host, origin, rules) => this.onRobotsKnown(origin, rules),
       jobOf: (runId) => this.registry.jobOf(runId),
+      ...(deps.frontier.pacesHost ? { paces: deps.frontier.pacesHost.bind(deps.frontier) } : {}),
     });
+    // Hosts split among schedulers: a shard given up stays paced here while its robots.txt fetches are out.
+    deps.frontier.countRequestsOut?.((hosts) => this.robots.fetchesInFlightTo(hosts));
     this.sitemaps = new SitemapSeeder({
       frontier: deps.frontier,
       logger: logger.child({ module: 'sitemaps' }),

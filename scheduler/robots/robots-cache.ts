@@ -79,6 +79,15 @@ export class RobotsCache {
     return this.queued.values();
   }
 
+  /** A queued fetch is no longer wanted here: forgotten, as if the host had never been seen. */
+  unwant(host: string): void {
+    const entry = this.entries.get(host);
+    this.queued.delete(host);
+    if (entry?.state !== 'unknown') return;
+    this.entries.delete(host);
+    this.bytes -= weight(entry);
+  }
+
   /** A queued host's fetch went out. */
   fetching(host: string, now: number): RobotsEntry | undefined {
     const entry = this.entries.get(host);

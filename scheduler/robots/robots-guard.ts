@@ -54,6 +54,11 @@ export interface RobotsGuardOptions {
   onKnown?: (host: string, origin: string, rules: RobotsRules) => void;
   /** The job of a run, for the records of URLs settled here (absent: the default job). */
   jobOf?: (runId: string) => string;
+  /**
+   * Whether this scheduler paces `host` now (Frontier.pacesHost; absent: every host). A queued fetch
+   * of a host it no longer paces is dropped, not sent: another scheduler paces that host.
+   */
+  paces?: (host: string) => boolean;
 }
 
 interface RobotsFetch {
@@ -129,6 +134,12 @@ export class RobotsGuard {
     const { cache, gate } = this.options;
     let soonest = Infinity;
     for (const host of cache.queuedHosts()) {
+      if (this.options.paces?.(host) === false) {
+        // Its hosts moved to another scheduler: a task of it that still comes here wants it again.
+        cache.unwant(host);
+        this.wantedBy.delete(host);
+        continue;
+      }
       const wait = gate.waitMs(host, now);
       if (wait > 0) {
         soonest = Math.min(soonest, wait);
@@ -264,6 +275,13 @@ export class RobotsGuard {
 
   get fetchesInFlight(): number {
     return this.inFlight.size;
+  }
+
+  /** robots.txt fetches out to hosts `hosts` accepts (Frontier.countRequestsOut). */
+  fetchesInFlightTo(hosts: (host: string) => boolean): number {
+    let n = 0;
+    for (const fetch of this.inFlight.values()) if (hosts(fetch.host)) n += 1;
+    return n;
   }
 
   /** What robots.txt says of `url` now, without fetching anything. */

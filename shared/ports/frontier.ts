@@ -87,6 +87,22 @@ export interface Frontier {
   onHostsTaken?(listener: (taken: (host: string) => boolean) => void): void;
 
   /**
+   * Optional. Hosts split among schedulers: true while this process paces `host`, that is while it
+   * consumes the host's tasks, or gave them up and still has requests to the host out. A scheduler
+   * sends no request of its own (a robots.txt fetch) to a host it does not pace: another scheduler
+   * paces it. Adapters that do not split hosts omit it (this process paces every host).
+   */
+  pacesHost?(host: string): boolean;
+
+  /**
+   * Optional. Hosts split among schedulers: `count(hosts)` says how many requests this process has
+   * out, besides its leases, to hosts `hosts` accepts (robots.txt fetches). Hosts given up stay
+   * announced as paced here while any is out, as they do while their leases are out, so no other
+   * scheduler starts a request to them meanwhile. Adapters that do not split hosts omit it.
+   */
+  countRequestsOut?(count: (hosts: (host: string) => boolean) => number): void;
+
+  /**
    * Optional. True while the broker blocks this process's publishing (a RabbitMQ resource alarm: its
    * disk or memory limit). Settles wait meanwhile, acknowledging nothing, and go on by themselves
    * once it clears; an operator must free the broker's disk or memory. Adapters without a broker omit it.

@@ -334,6 +334,38 @@ describe('rabbitmq frontier: hosts split among schedulers (shards)', () => {
     }
   });
 
+  it('a shard given up stays held while a request to one of its hosts is out besides the leases (robots.txt)', async () => {
+    const fx = await shardedFixture();
+    try {
+      const b = await secondScheduler(fx);
+      const shard = b.ownedShards[0] as number;
+      let host = '';
+      for (let i = 0; host === ''; i++) if (shardOfHost(`r${i}.test`, SHARDS) === shard) host = `r${i}.test`;
+      let fetching = true;
+      b.countRequestsOut((hosts) => (fetching && hosts(host) ? 1 : 0));
+      const others = b.ownedShards.filter((s) => s !== shard);
+      await b.setDemand(false);
+      // a takes b's other shards at once; b keeps announcing the one whose robots.txt fetch is out.
+      await waitFor(() => others.every((s) => fx.frontier.ownedShards.includes(s)), {
+        timeoutMs: 15_000,
+        message: () => `a took b's other shards ([${fx.frontier.ownedShards.join(',')}])`,
+      });
+      assert.equal(b.ownedShards.length, 0, 'b consumes nothing');
+      assert.equal(b.pacesHost(host), true, 'b still paces the host its fetch is out to');
+      assert.equal(fx.frontier.ownedShards.includes(shard), false, 'a has not taken it');
+      assert.equal(fx.frontier.pacesHost(host), false);
+      fetching = false;
+      await waitFor(() => fx.frontier.ownedShards.length === SHARDS, {
+        timeoutMs: 15_000,
+        message: () => `a took the last shard once the fetch ended ([${fx.frontier.ownedShards.join(',')}])`,
+      });
+      assert.equal(b.pacesHost(host), false);
+      assert.equal(fx.frontier.pacesHost(host), true);
+    } finally {
+      await fx.cleanup();
+    }
+  });
+
   it("a scheduler's share of the shards follows its crawlers' capacity, and nothing is lost while they move", async () => {
     const fx = await shardedFixture();
     try {

@@ -30,6 +30,7 @@ const lease = (path: string, attempt = 1): Lease => ({
 function setup(
   policy: Partial<RobotsPolicy> = {},
   cache: Partial<ConstructorParameters<typeof RobotsCache>[0]> = {},
+  paces?: (host: string) => boolean,
 ) {
   const clock = new FakeClock();
   const warnings: unknown[] = [];
@@ -73,6 +74,7 @@ function setup(
     },
     wake: (hosts) => woken.push(hosts),
     onKnown: (host) => known.push(host),
+    ...(paces ? { paces } : {}),
   });
   evict.to = (host) => guard.evicted(host);
   /** Sends the robots fetch now due and answers it. */
@@ -282,6 +284,43 @@ describe('RobotsGuard', () => {
     guard.expire(5_000);
     clock.advance(110);
     assert.ok(guard.nextTask('s3', clock.now()), 'a hung fetch is sent again');
+  });
+
+  test('a queued fetch of a host another scheduler paces now is dropped, not sent; wanted again later', () => {
+    const paced = new Set([HOST]);
+    const { clock, guard, cache } = setup({}, {}, (host) => paced.has(host));
+    assert.equal(guard.waitMs(lease('/a'), clock.now()), Infinity);
+    paced.delete(HOST); // its shard moved to another scheduler before the fetch went out
+    assert.equal(guard.nextTask('s1', clock.now()), null, 'not sent');
+    assert.equal(cache.peek(HOST), undefined, 'forgotten');
+    assert.deepEqual([...cache.queuedHosts()], []);
+    paced.add(HOST); // it came back: a task of it asks for the rules again
+    assert.equal(guard.waitMs(lease('/a'), clock.now()), Infinity);
+    assert.equal(guard.nextTask('s1', clock.now())?.kind, 'robots');
+  });
+
+  test('robots.txt fetches out are counted per host predicate (a shard given up stays paced meanwhile)', () => {
+    const { clock, guard } = setup();
+    assert.equal(
+      guard.fetchesInFlightTo(() => true),
+      0,
+    );
+    guard.waitMs(lease('/a'), clock.now());
+    const task = guard.nextTask('s1', clock.now());
+    assert.ok(task);
+    assert.equal(
+      guard.fetchesInFlightTo((host) => host === HOST),
+      1,
+    );
+    assert.equal(
+      guard.fetchesInFlightTo((host) => host !== HOST),
+      0,
+    );
+    guard.answer('s1', { type: 'robots', taskId: task.taskId, ...ok('') });
+    assert.equal(
+      guard.fetchesInFlightTo((host) => host === HOST),
+      0,
+    );
   });
 
   test('a robots fetch waits for the host gate like any request', () => {

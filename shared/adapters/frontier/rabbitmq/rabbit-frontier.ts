@@ -61,6 +61,8 @@ export interface RabbitFrontier extends Frontier {
   readonly ownedShards: readonly number[];
   setDemand(wanted: boolean): Promise<void>;
   setCapacity(slots: number): void;
+  pacesHost(host: string): boolean;
+  countRequestsOut(count: (hosts: (host: string) => boolean) => number): void;
   publishBlocked(): boolean;
   retireRun(runId: string): Promise<void>;
 }
@@ -147,8 +149,13 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private readonly membership: ShardMembership | null;
   /** Shards whose queues this process consumes: shard 0 for good when hosts are not split. */
   private readonly owned = new Set<number>();
-  /** Shards given up whose leases are still out: announced as held, so no one takes them yet. */
+  /**
+   * Shards given up whose leases, or other requests (countRequestsOut), are still out: announced as
+   * held, so no one takes them yet.
+   */
   private readonly draining = new Set<number>();
+  /** Requests out besides leases, to the hosts a predicate accepts (countRequestsOut). */
+  private requestsOut: (hosts: (host: string) => boolean) => number = () => 0;
   private shardTimer: NodeJS.Timeout | null = null;
   private rebalancing = false;
   private readonly takenListeners: ((taken: (host: string) => boolean) => void)[] = [];
@@ -259,6 +266,16 @@ class RabbitFrontierImpl implements RabbitFrontier {
 
   onHostsTaken(listener: (taken: (host: string) => boolean) => void): void {
     this.takenListeners.push(listener);
+  }
+
+  countRequestsOut(count: (hosts: (host: string) => boolean) => number): void {
+    this.requestsOut = count;
+  }
+
+  pacesHost(host: string): boolean {
+    if (this.membership === null) return true;
+    const shard = this.queues.shardOf(host);
+    return this.owned.has(shard) || this.draining.has(shard);
   }
 
   get ownedShards(): readonly number[] {
@@ -904,11 +921,19 @@ class RabbitFrontierImpl implements RabbitFrontier {
     return (delivery) => this.queues.shardOf(delivery.task.host) === shard;
   }
 
-  /** Stops consuming a shard; while its leases are out it stays announced as held (draining). */
+  /** Leases and other requests (robots.txt fetches) out to the hosts of `shard`. */
+  private outIn(shard: number): number {
+    return (
+      this.book.outWhere(this.inShard(shard)) +
+      this.requestsOut((host) => this.queues.shardOf(host) === shard)
+    );
+  }
+
+  /** Stops consuming a shard; while requests to its hosts are out it stays announced as held (draining). */
   private async giveUp(link: Link, shard: number): Promise<void> {
     await this.stopConsumingShard(link, shard);
     this.owned.delete(shard);
-    if (this.book.outWhere(this.inShard(shard)) > 0) this.draining.add(shard);
+    if (this.outIn(shard) > 0) this.draining.add(shard);
   }
 
   /** Every heartbeat: say what this process holds, then see whether shards should move. */
@@ -953,7 +978,7 @@ class RabbitFrontierImpl implements RabbitFrontier {
     if (membership === null || !link.alive || this.link.current !== link) return;
     await membership.sweep(link);
     for (const shard of [...this.draining]) {
-      if (this.book.outWhere(this.inShard(shard)) === 0) this.draining.delete(shard);
+      if (this.outIn(shard) === 0) this.draining.delete(shard);
     }
     if (!membership.settled) return;
     const wanted = new Set(
