@@ -176,7 +176,8 @@ program
   .option('--out <dir>', "an embedded crawl's --out folder (running or finished)")
   .option('--json', 'print the answer as JSON')
   .action(async (url: string, options: WhyOptions) => {
-    const { formatWhy, why } = await import('./why.js');
+    const { why } = await import('./why.js');
+    const { formatWhy } = await import('./why-format.js');
     const answer = await why(url, options, {
       token: process.env.ACKCRAWL_TOKEN,
       dataDir: process.env.ACKCRAWL_DATA_DIR || DEFAULT_DATA_DIR,

@@ -64,6 +64,25 @@ describe('ackcrawl jobs (the CLI of the master API)', () => {
     assert.match(again.stderr, /409 RUN_STATE_CONFLICT: run \S+ is cancelled/);
   });
 
+  test('why: where a URL is in a run, answered by the master (here from SQL: the run is queued)', async () => {
+    const job = JSON.parse((await cli(['create', 'why-job', 'https://w.example.test/', '--json'])).stdout);
+    const run = JSON.parse((await cli(['run', job.id, '--json'])).stdout);
+    const queued = await cli(['why', run.id, 'https://w.example.test/a']);
+    assert.equal(queued.code, 0, queued.stderr);
+    assert.match(
+      queued.stdout,
+      /^https:\/\/w\.example\.test\/a\n {2}queued: .*no scheduler has taken it yet/m,
+    );
+    const outside = JSON.parse((await cli(['why', run.id, 'https://elsewhere.test/', '--json'])).stdout);
+    assert.equal(outside.state, 'out-of-scope');
+    const bad = await cli(['why', run.id, 'not a url']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /400 URL_INVALID/);
+    const missing = await cli(['why', 'no-such-run', 'https://w.example.test/']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /404 RUN_NOT_FOUND/);
+  });
+
   test("the API's problems are printed field by field; without a token it reads the admin-token file", async () => {
     const bad = await cli(['create', 'broken', 'ftp://x.test/', '--set', 'maxPages=-3']);
     assert.equal(bad.code, 2);

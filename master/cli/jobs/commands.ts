@@ -4,6 +4,8 @@ import { AppError, InvalidInputError } from '../../../shared/errors.js';
 import { masterAction } from './act.js';
 import type { MasterClientEnv } from './master-client.js';
 import { registerScheduleCommands } from './schedule-commands.js';
+import type { WhyAnswer } from '../../../shared/protocol/why.js';
+import { formatWhy } from '../why-format.js';
 import { jobDetails, jobsTable, runDetails, type JobAnswer, type RunAnswer } from './views.js';
 
 interface Output {
@@ -137,6 +139,24 @@ export function registerJobsCommands(
       act(async (client, jobId: string, _options: Output) => {
         const run = (await client.call('POST', `/jobs/${encodeURIComponent(jobId)}/runs`)) as RunAnswer;
         return { json: run, text: `started run ${run.id} (${run.state})` };
+      }),
+    );
+
+  jobs
+    .command('why')
+    .description(
+      'where a URL is in a run and what it waits for; the master asks the scheduler hosting the run, or answers from SQL for a queued or ended run',
+    )
+    .argument('<run-id>')
+    .argument('<url>', 'the URL to explain')
+    .option('--json', 'print the answer as JSON')
+    .action(
+      act(async (client, runId: string, url: string, _options: Output) => {
+        const answer = (await client.call(
+          'GET',
+          `/runs/${encodeURIComponent(runId)}/why?url=${encodeURIComponent(url)}`,
+        )) as WhyAnswer;
+        return { json: answer, text: formatWhy(answer) };
       }),
     );
 
