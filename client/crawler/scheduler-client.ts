@@ -164,8 +164,10 @@ export class SchedulerClient {
     return this.ws?.readyState === WebSocket.OPEN;
   }
 
-  /** `written`, when given, runs once the message is handed to the kernel (or could not be). */
-  /** `written(false)`: the message never left (no connection, or it broke before the write). */
+  /**
+   * `written`, when given, runs once the message is handed to the kernel, with true; or with false
+   * when it never left (no connection, or the connection broke before the write).
+   */
   private sendText(message: CrawlerTextMessage, written?: (sent: boolean) => void): void {
     if (this.open && this.ws) {
       this.turnWrites.hold(this.ws);
