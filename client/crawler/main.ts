@@ -46,11 +46,12 @@ export async function main(env: Record<string, string | undefined> = process.env
         concurrency: shares[i] as number,
         ...(renderer ? { capabilities: [RENDER_CAPABILITY] } : {}),
         logger: config.schedulerUrl.length > 1 ? logger.child({ scheduler: url }) : logger,
-        work: (task, settings, started) =>
+        work: (task, settings, started, signal) =>
           stats.track<Buffer | string>(() =>
             task.kind === 'robots'
-              ? fetchRobots(task, fetcherFor(settings))
+              ? fetchRobots(task, fetcherFor(settings), signal)
               : processTask(task, {
+                  signal,
                   onFailure: () => stats.failed(),
                   fetcher: fetcherFor(settings),
                   crawlerId: config.crawlerId,

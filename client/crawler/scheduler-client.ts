@@ -27,10 +27,17 @@ export interface SchedulerClientOptions {
   logger: Logger;
   /**
    * Does the task; calls `started` when its request goes out (sent on only if the task asked).
+   * `signal` is aborted when the connection that brought the task ends: the scheduler has handed
+   * the task back, so its fetch should stop.
    * Resolves with its outcome frame (binary), or a text message for a `robots` task. Should not
    * throw; when it does, `failed` says what to send instead.
    */
-  work: (task: WireTask, settings: FetchSettings, started: () => void) => Promise<Buffer | string>;
+  work: (
+    task: WireTask,
+    settings: FetchSettings,
+    started: () => void,
+    signal: AbortSignal,
+  ) => Promise<Buffer | string>;
   /**
    * The outcome of a task whose `work` threw or rejected (a bug): a failed outcome, so the task
    * follows the retry policy instead of taking the process down. Throwing here hands it back.
@@ -54,6 +61,8 @@ export interface SchedulerClientOptions {
 export class SchedulerClient {
   private ws: WebSocket | null = null;
   private epoch = 0;
+  /** Aborted when the current connection ends: its running tasks' fetches stop. */
+  private withdrawn = new AbortController();
   /** The welcome's fetch settings: the default run's, and those of tasks naming no known run. */
   private settings: FetchSettings | null = null;
   /** Fetch settings per run (`run` messages) of the current connection, oldest first. */
@@ -93,6 +102,7 @@ export class SchedulerClient {
   private connect(): void {
     if (this.stopping) return;
     const epoch = ++this.epoch;
+    this.withdrawn = new AbortController();
     const ws = new WebSocket(this.options.url, {
       perMessageDeflate: false,
       maxPayload: 64 * 1024 * 1024,
@@ -293,7 +303,7 @@ export class SchedulerClient {
     };
     let work: Promise<Buffer | string>;
     try {
-      work = this.options.work(task, settings, started);
+      work = this.options.work(task, settings, started, this.withdrawn.signal);
     } catch (err) {
       work = Promise.reject(err);
     }
@@ -373,6 +383,9 @@ export class SchedulerClient {
     if (epoch !== this.epoch) return;
     this.queue = [];
     this.live.clear();
+    // The scheduler handed back what this connection brought: what still runs stops (a request
+    // left running would hold its host's server while another crawler may be sent the task).
+    this.withdrawn.abort();
     for (const wake of this.idleWaiters.splice(0)) wake();
     if (this.stopping) return;
     this.options.logger.info(

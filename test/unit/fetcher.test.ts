@@ -7,6 +7,7 @@ import { createAgents, type Agents } from '../../client/crawler/fetch/agents.js'
 import { FetchError } from '../../client/crawler/fetch/fetch-error.js';
 import { Fetcher, statusFailure, type FetchedPage } from '../../client/crawler/fetch/fetcher.js';
 import type { FetchSettings } from '../../shared/protocol/messages.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const MAX_BODY = 64 * 1024;
 
@@ -72,6 +73,12 @@ const routes: Record<string, Handler> = {
   '/slow': () => {
     // Never answers; the fetcher's response timeout must end it.
   },
+  '/stall-body': (req, res) => {
+    // Headers and part of the body, then nothing: only an abort (or the timeouts) ends it.
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.write('<p>part');
+    stalled.push(req);
+  },
   '/404': (_req, res) => {
     res.writeHead(404, { 'content-type': 'text/html' });
     res.end('not here');
@@ -85,6 +92,9 @@ const routes: Record<string, Handler> = {
     res.end();
   },
 };
+
+/** Requests to /stall-body, as the server got them. */
+const stalled: IncomingMessage[] = [];
 
 /** 8 MB of zeros: about 8 KB compressed, far past the cap once inflated. */
 const BOMB = gzipSync(Buffer.alloc(8 * 1024 * 1024));
@@ -186,6 +196,23 @@ describe('Fetcher against a local server', () => {
     const err = await fetchError(fetcher.fetch(`${base}/bad-gzip`));
     assert.equal(err.code, 'BAD_CONTENT_ENCODING');
     assert.equal(err.retriable, false);
+  });
+
+  test('an aborted signal stops the fetch at once: CONNECTION_ABORTED, and the server sees the socket close', async () => {
+    const controller = new AbortController();
+    const fetching = fetcher.fetch(`${base}/stall-body`, { signal: controller.signal });
+    await waitFor(() => stalled.length === 1, { message: 'the request reached the server' });
+    const closed = new Promise<void>((resolve) => stalled[0]?.socket.once('close', () => resolve()));
+    const started = Date.now();
+    controller.abort();
+    const err = await fetchError(fetching);
+    assert.equal(err.code, 'CONNECTION_ABORTED');
+    assert.ok(Date.now() - started < 1_000, 'at once, not at a timeout');
+    await closed;
+    const before = stalled.length;
+    const again = await fetchError(fetcher.fetch(`${base}/stall-body`, { signal: controller.signal }));
+    assert.equal(again.code, 'CONNECTION_ABORTED', 'an already aborted signal sends nothing');
+    assert.equal(stalled.length, before);
   });
 
   test('a server that never answers is a retriable TIMEOUT', async () => {

@@ -72,9 +72,12 @@ class Gates {
     { resolve: (frame: Buffer) => void; reject: (e: Error) => void }
   >();
   started: string[] = [];
-  readonly work: SchedulerClientOptions['work'] = (t) =>
+  /** The signal each task was started with. */
+  readonly signals = new Map<string, AbortSignal>();
+  readonly work: SchedulerClientOptions['work'] = (t, _settings, _started, signal) =>
     new Promise<Buffer>((resolve, reject) => {
       this.started.push(t.taskId);
+      this.signals.set(t.taskId, signal);
       this.pending.set(t.taskId, { resolve, reject });
     });
   finish(taskId: string, frame = Buffer.from(`outcome:${taskId}`)): void {
@@ -240,5 +243,28 @@ describe('SchedulerClient', () => {
     await waitFor(() => again.credit() === 1 + Math.max(2, Math.ceil(1 / 2)), {
       message: 'every slot asked for again on the new connection',
     });
+  });
+
+  test('a task still running when its connection ends has its signal aborted: its fetch stops', async () => {
+    const gates = new Gates();
+    const { peer } = await connect(gates, 2);
+    peer.tasks('running');
+    await waitFor(() => gates.started.includes('running'), { message: 'running started' });
+    const signal = gates.signals.get('running');
+    assert.equal(signal?.aborted, false, 'not while its connection is open');
+    const count = peers.length;
+    peer.ws.terminate();
+    await waitFor(() => signal?.aborted === true, { message: 'aborted once the connection ended' });
+    await waitFor(() => peers.length > count && (peers[count]?.of('hello').length ?? 0) === 1, {
+      timeoutMs: 5_000,
+      message: 'reconnected',
+    });
+    const next = peers[count] as Peer;
+    next.welcome();
+    next.tasks('fresh');
+    await waitFor(() => gates.started.includes('fresh'), { message: 'a task of the new connection started' });
+    assert.equal(gates.signals.get('fresh')?.aborted, false, 'the new connection’s tasks get a live signal');
+    gates.fail('running', new Error('aborted'));
+    gates.finish('fresh');
   });
 });

@@ -82,6 +82,17 @@ export interface FetchRoute {
   resendOnStaleSocket?: boolean;
   /** Request headers for this fetch only (a recrawl's `If-None-Match` / `If-Modified-Since`). */
   headers?: Record<string, string>;
+  /**
+   * Aborted: the fetch stops at once (its socket is destroyed) and fails with
+   * `CONNECTION_ABORTED`. The crawler aborts a task's fetch when the connection that brought the
+   * task ends: the scheduler has handed the task back.
+   */
+  signal?: AbortSignal;
+}
+
+/** The error of a fetch whose task was withdrawn (FetchRoute.signal). */
+function withdrawn(): FetchError {
+  return new FetchError('CONNECTION_ABORTED', 'the fetch was aborted: its task was withdrawn');
 }
 
 /**
@@ -161,7 +172,18 @@ export class Fetcher {
 
   private fetchOnce(url: string, route: FetchRoute, retryStaleSocket: boolean): Promise<FetchedPage> {
     const max = route.maxBodyBytes ?? this.settings.maxBodyBytes;
-    return new Promise<FetchedPage>((resolve, reject) => {
+    const { signal } = route;
+    if (signal?.aborted) return Promise.reject(withdrawn());
+    return new Promise<FetchedPage>((resolveFetch, rejectFetch) => {
+      const onAbort = (): void => fail(withdrawn());
+      const resolve = (page: FetchedPage): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolveFetch(page);
+      };
+      const reject = (err: unknown): void => {
+        signal?.removeEventListener('abort', onAbort);
+        rejectFetch(err);
+      };
       const stream = this.client.stream(url, {
         ...(route.agents ? { agent: { http: route.agents.http, https: route.agents.https } } : {}),
         ...(route.userAgent || route.headers
@@ -263,6 +285,7 @@ export class Fetcher {
         chunks.push(chunk);
       });
       stream.on('error', fail);
+      signal?.addEventListener('abort', onAbort, { once: true });
       stream.on('end', () => {
         if (settled) return;
         settled = true;

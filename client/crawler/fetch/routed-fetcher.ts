@@ -72,6 +72,7 @@ export class RoutedFetcher {
       truncate?: boolean;
       resendOnStaleSocket?: boolean;
       headers?: Record<string, string>;
+      signal?: AbortSignal;
     } = {},
   ): Promise<RoutedPage> {
     const userAgent = this.options.userAgent();
@@ -91,6 +92,7 @@ export class RoutedFetcher {
       ...(hooks.truncate ? { truncate: true } : {}),
       ...(hooks.resendOnStaleSocket === false ? { resendOnStaleSocket: false } : {}),
       ...(hooks.headers ? { headers: hooks.headers } : {}),
+      ...(hooks.signal ? { signal: hooks.signal } : {}),
     };
     const { pool, fetcher } = this.options;
     if (!pool || pool.size === 0) {

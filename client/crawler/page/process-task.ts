@@ -43,9 +43,12 @@ export interface ProcessContext {
         maxBodyBytes?: number;
         resendOnStaleSocket?: boolean;
         headers?: Record<string, string>;
+        signal?: AbortSignal;
       },
     ): Promise<FetchedPage & { via?: FetchVia }>;
   };
+  /** Aborted when the task is withdrawn (its scheduler connection ended): the fetch stops. */
+  signal?: AbortSignal;
   /** Renders a page in a browser; present in render-capable crawlers only. */
   render?: (url: string) => Promise<FetchedPage>;
   /** The request went out (for tasks whose scheduler asked for `reportStart`). */
@@ -78,6 +81,7 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
     ...(task.lastErrorCode === 'CONNECTION_RESET' ? { resendOnStaleSocket: false } : {}),
     // A recrawl: the last capture's validators (docs/recrawl.md).
     ...(conditional ? { headers: conditional } : {}),
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
   };
   if (!task.render) return ctx.fetcher.fetch(task.url, hooks);
   if (!ctx.render) {

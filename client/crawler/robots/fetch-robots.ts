@@ -14,11 +14,21 @@ import { toFetchError } from '../fetch/fetch-error.js';
  */
 export async function fetchRobots(
   task: WireTask,
-  fetcher: { fetch(url: string, hooks: { maxBodyBytes: number; truncate: boolean }): Promise<FetchedPage> },
+  fetcher: {
+    fetch(
+      url: string,
+      hooks: { maxBodyBytes: number; truncate: boolean; signal?: AbortSignal },
+    ): Promise<FetchedPage>;
+  },
+  signal?: AbortSignal,
 ): Promise<string> {
   let answer: RobotsAnswer;
   try {
-    const page = await fetcher.fetch(task.url, { maxBodyBytes: ROBOTS_MAX_BYTES, truncate: true });
+    const page = await fetcher.fetch(task.url, {
+      maxBodyBytes: ROBOTS_MAX_BYTES,
+      truncate: true,
+      ...(signal ? { signal } : {}),
+    });
     const ok = page.status >= 200 && page.status < 300;
     answer = {
       type: 'robots',
