@@ -90,6 +90,12 @@ export interface FetchRoute {
   signal?: AbortSignal;
 }
 
+/** What a caller above the fetcher sets per fetch (the routed fetcher adds the route itself). */
+export type FetchHooks = Pick<
+  FetchRoute,
+  'onRequestSent' | 'maxBodyBytes' | 'truncate' | 'resendOnStaleSocket' | 'headers' | 'signal'
+>;
+
 /** The error of a fetch whose task was withdrawn (FetchRoute.signal). */
 function withdrawn(): FetchError {
   return new FetchError('CONNECTION_ABORTED', 'the fetch was aborted: its task was withdrawn');

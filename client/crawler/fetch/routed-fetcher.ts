@@ -2,7 +2,7 @@ import type { Logger } from '../../../shared/logger.js';
 import { hostOf } from '../../../shared/url/normalize.js';
 import type { Agents } from './agents.js';
 import { FetchError, toFetchError } from './fetch-error.js';
-import type { FetchedPage, Fetcher } from './fetcher.js';
+import type { FetchedPage, Fetcher, FetchHooks } from './fetcher.js';
 import { ProxyFailure } from './proxy-agents.js';
 import type { ProxyPool } from './proxy-pool.js';
 
@@ -64,17 +64,7 @@ export class RoutedFetcher {
   constructor(private readonly options: RoutedFetcherOptions) {}
 
   /** `onRequestSent` runs once, when a request's head is written (a refused proxy sends none). */
-  async fetch(
-    url: string,
-    hooks: {
-      onRequestSent?: () => void;
-      maxBodyBytes?: number;
-      truncate?: boolean;
-      resendOnStaleSocket?: boolean;
-      headers?: Record<string, string>;
-      signal?: AbortSignal;
-    } = {},
-  ): Promise<RoutedPage> {
+  async fetch(url: string, hooks: FetchHooks = {}): Promise<RoutedPage> {
     const userAgent = this.options.userAgent();
     const sent = hooks.onRequestSent;
     let fired = false;

@@ -10,7 +10,7 @@ import { fitOutcomeFrame } from './fit-frame.js';
 import { PAGE_RECORD_SCHEMA, type PageRecord } from '../../../shared/protocol/page-record.js';
 import { DEFAULT_MAX_LINKS_PER_PAGE, DEFAULT_MAX_URL_LENGTH } from '../../../shared/protocol/link-limits.js';
 import { extractLinks, type ExtractedLinks } from '../parse/link-extractor.js';
-import type { FetchedPage } from '../fetch/fetcher.js';
+import type { FetchedPage, FetchHooks } from '../fetch/fetcher.js';
 import { statusFailure } from '../fetch/fetcher.js';
 import { FetchError, toFetchError } from '../fetch/fetch-error.js';
 import { RoutedFetchError, type FetchVia } from '../fetch/routed-fetcher.js';
@@ -36,16 +36,7 @@ export interface ProcessContext {
    * in `via` goes into the record.
    */
   fetcher: {
-    fetch(
-      url: string,
-      hooks?: {
-        onRequestSent?: () => void;
-        maxBodyBytes?: number;
-        resendOnStaleSocket?: boolean;
-        headers?: Record<string, string>;
-        signal?: AbortSignal;
-      },
-    ): Promise<FetchedPage & { via?: FetchVia }>;
+    fetch(url: string, hooks?: FetchHooks): Promise<FetchedPage & { via?: FetchVia }>;
   };
   /** Aborted when the task is withdrawn (its scheduler connection ended): the fetch stops. */
   signal?: AbortSignal;
