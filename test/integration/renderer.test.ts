@@ -211,4 +211,56 @@ describe('the renderer, driving Debian Chromium', () => {
     assert.equal(page.status, 200);
     assert.equal(host.launches, before + 1);
   });
+
+  test('a withdrawn render fails at once with CONNECTION_ABORTED, and the browser drops its page', async () => {
+    const count = (path: string): number => site.paths().filter((p) => p === path).length;
+    const stalled = count('/never.js');
+    const withdraw = new AbortController();
+    const rendering = renderer.render(
+      `${site.origin}/slow-load`,
+      settings({ totalTimeoutMs: 30_000 }),
+      withdraw.signal,
+    );
+    await waitFor(() => count('/never.js') > stalled, { timeoutMs: 10_000 });
+    assert.equal(site.held(), 1, 'the page waits on its script');
+    const abortedAt = Date.now();
+    withdraw.abort();
+    const err = await rejection(rendering);
+    assert.equal(err.code, 'CONNECTION_ABORTED');
+    assert.ok(Date.now() - abortedAt < 3_000, `failed ${Date.now() - abortedAt} ms after the abort`);
+    // The page's context is closed: the browser lets go of the request it was waiting on.
+    await waitFor(() => site.held() === 0, { timeoutMs: 5_000 });
+  });
+
+  test('a render withdrawn before it starts, or while it waits for a slot, opens no page', async () => {
+    const count = (path: string): number => site.paths().filter((p) => p === path).length;
+    const requestsBefore = site.requests.length;
+    const already = await rejection(
+      renderer.render(`${site.origin}/static`, settings(), AbortSignal.abort()),
+    );
+    assert.equal(already.code, 'CONNECTION_ABORTED');
+    assert.equal(site.requests.length, requestsBefore, 'no request for an already withdrawn task');
+
+    // Both slots (concurrency 2) held by pages that never load; a third render queues behind them.
+    const holders = [new AbortController(), new AbortController()];
+    const stalled = count('/never.js');
+    const holding = holders.map((c) =>
+      rejection(renderer.render(`${site.origin}/slow-load`, settings({ totalTimeoutMs: 30_000 }), c.signal)),
+    );
+    await waitFor(() => count('/never.js') >= stalled + 2, { timeoutMs: 10_000 });
+    const staticBefore = count('/static');
+    const queued = new AbortController();
+    const waiting = rejection(renderer.render(`${site.origin}/static`, settings(), queued.signal));
+    queued.abort();
+    assert.equal((await waiting).code, 'CONNECTION_ABORTED');
+    for (const c of holders) c.abort();
+    for (const err of await Promise.all(holding)) assert.equal(err.code, 'CONNECTION_ABORTED');
+    // The withdrawn render never took a slot: both are free, and the next two pages render at once.
+    const pages = await Promise.all([1, 2].map(() => renderer.render(`${site.origin}/static`, settings())));
+    assert.deepEqual(
+      pages.map((p) => p.status),
+      [200, 200],
+    );
+    assert.equal(count('/static'), staticBefore + 2, 'the withdrawn render sent no request');
+  });
 });

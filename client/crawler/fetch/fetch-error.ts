@@ -20,6 +20,14 @@ export class FetchError extends AppError {
   }
 }
 
+/**
+ * The error of a fetch or render whose task was withdrawn: the connection that brought the task
+ * ended, the scheduler has handed the task back, and nothing of this attempt is reported.
+ */
+export function taskWithdrawn(): FetchError {
+  return new FetchError('CONNECTION_ABORTED', 'the fetch was aborted: its task was withdrawn');
+}
+
 const NETWORK_CODES: Record<string, PageErrorCode> = {
   ECONNREFUSED: 'CONNECTION_REFUSED',
   ECONNRESET: 'CONNECTION_RESET',

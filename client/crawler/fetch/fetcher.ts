@@ -3,7 +3,7 @@ import got, { type ExtendOptions, type Got } from 'got';
 import type { FetchSettings } from '../../../shared/protocol/messages.js';
 import type { Agents } from './agents.js';
 import { httpStatusCode } from '../../../shared/error-codes/index.js';
-import { FetchError, parseRetryAfter, toFetchError } from './fetch-error.js';
+import { FetchError, parseRetryAfter, taskWithdrawn, toFetchError } from './fetch-error.js';
 
 export interface FetchedPage {
   status: number;
@@ -96,11 +96,6 @@ export type FetchHooks = Pick<
   'onRequestSent' | 'maxBodyBytes' | 'truncate' | 'resendOnStaleSocket' | 'headers' | 'signal'
 >;
 
-/** The error of a fetch whose task was withdrawn (FetchRoute.signal). */
-function withdrawn(): FetchError {
-  return new FetchError('CONNECTION_ABORTED', 'the fetch was aborted: its task was withdrawn');
-}
-
 /**
  * got's options for a crawl's fetches (one place, so `npm run bench -- --http-client` measures
  * the crawler's own): its timeouts, no retries of got's own (the scheduler owns retries), the
@@ -179,9 +174,9 @@ export class Fetcher {
   private fetchOnce(url: string, route: FetchRoute, retryStaleSocket: boolean): Promise<FetchedPage> {
     const max = route.maxBodyBytes ?? this.settings.maxBodyBytes;
     const { signal } = route;
-    if (signal?.aborted) return Promise.reject(withdrawn());
+    if (signal?.aborted) return Promise.reject(taskWithdrawn());
     return new Promise<FetchedPage>((resolveFetch, rejectFetch) => {
-      const onAbort = (): void => fail(withdrawn());
+      const onAbort = (): void => fail(taskWithdrawn());
       const resolve = (page: FetchedPage): void => {
         signal?.removeEventListener('abort', onAbort);
         resolveFetch(page);

@@ -40,8 +40,8 @@ export interface ProcessContext {
   };
   /** Aborted when the task is withdrawn (its scheduler connection ended): the fetch stops. */
   signal?: AbortSignal;
-  /** Renders a page in a browser; present in render-capable crawlers only. */
-  render?: (url: string) => Promise<FetchedPage>;
+  /** Renders a page in a browser (given the task's `signal`, as fetches are); render-capable crawlers only. */
+  render?: (url: string, signal?: AbortSignal) => Promise<FetchedPage>;
   /** The request went out (for tasks whose scheduler asked for `reportStart`). */
   onRequestSent?: () => void;
   crawlerId: string;
@@ -81,9 +81,11 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
   // A browser's first request goes out as the page opens.
   ctx.onRequestSent?.();
   try {
-    return await ctx.render(task.url);
+    return await ctx.render(task.url, ctx.signal);
   } catch (err) {
-    if (err instanceof FetchError && err.code === NOT_A_PAGE) return ctx.fetcher.fetch(task.url);
+    if (err instanceof FetchError && err.code === NOT_A_PAGE) {
+      return ctx.fetcher.fetch(task.url, ctx.signal ? { signal: ctx.signal } : {});
+    }
     throw err;
   }
 }

@@ -1,7 +1,7 @@
 import type { BrowserContext, Request, Response } from 'playwright-core';
 import type { Logger } from '../../../shared/logger.js';
 import type { FetchSettings } from '../../../shared/protocol/messages.js';
-import { FetchError } from '../fetch/fetch-error.js';
+import { FetchError, taskWithdrawn } from '../fetch/fetch-error.js';
 import { keptHeaders, type FetchedPage } from '../fetch/fetcher.js';
 import { isHtmlContentType } from '../parse/content-type.js';
 import type { Resolved } from './address-guard.js';
@@ -41,10 +41,22 @@ export class Renderer {
     this.slots = new Slots(options.concurrency);
   }
 
-  async render(url: string, settings: FetchSettings): Promise<FetchedPage> {
-    const release = await this.slots.acquire();
+  /**
+   * Renders `url`. When `signal` is aborted (the task was withdrawn: its connection to the
+   * scheduler ended) the render fails at once with CONNECTION_ABORTED: a render still waiting for
+   * a slot leaves the queue and opens no page, and a page being rendered is closed, which stops
+   * its requests.
+   */
+  async render(url: string, settings: FetchSettings, signal?: AbortSignal): Promise<FetchedPage> {
+    let release: () => void;
     try {
-      return await this.renderNow(url, settings);
+      release = await this.slots.acquire(signal);
+    } catch (err) {
+      if (signal?.aborted) throw taskWithdrawn();
+      throw err;
+    }
+    try {
+      return await this.renderNow(url, settings, signal);
     } finally {
       release();
     }
@@ -58,7 +70,7 @@ export class Renderer {
     return this.proxy;
   }
 
-  private async renderNow(url: string, settings: FetchSettings): Promise<FetchedPage> {
+  private async renderNow(url: string, settings: FetchSettings, signal?: AbortSignal): Promise<FetchedPage> {
     const deadline = Date.now() + settings.totalTimeoutMs;
     const proxy = settings.allowPrivate ? null : await this.guardProxy();
     let context: BrowserContext;
@@ -75,6 +87,12 @@ export class Renderer {
       throw renderFailed(`could not open a browser page: ${(err as Error).message}`, err);
     }
     let timer: NodeJS.Timeout | undefined;
+    let onAbort = (): void => undefined;
+    const withdrawn = new Promise<never>((_, reject) => {
+      onAbort = () => reject(taskWithdrawn());
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
     // A script that never yields blocks even the DOM read: the deadline does not wait for it.
     const overdue = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -86,9 +104,10 @@ export class Renderer {
       );
     });
     try {
-      return await Promise.race([this.visit(context, url, settings, deadline, proxy), overdue]);
+      return await Promise.race([this.visit(context, url, settings, deadline, proxy), overdue, withdrawn]);
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
       const closed = await Promise.race([
         context.close().then(() => true),
         new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000).unref()),
