@@ -66,7 +66,11 @@ export async function main(env: Record<string, string | undefined> = process.env
                     maxBytes: settings.sitemapMaxBytes ?? DEFAULT_SITEMAP_LIMITS.maxBytes,
                   },
                   // Spreads last: on Node 20 a property written after a spread goes through V8's runtime.
-                  ...(renderer ? { render: (url: string, signal?: AbortSignal) => renderer.render(url, settings, signal) } : {}),
+                  ...(renderer
+                    ? {
+                        render: (url: string, signal?: AbortSignal) => renderer.render(url, settings, signal),
+                      }
+                    : {}),
                   ...(task.reportStart ? { onRequestSent: started } : {}),
                 }),
           ),
