@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { isCertificateError } from '../../shared/config/tls.js';
@@ -12,6 +13,9 @@ import {
 import { PROTOCOL_VERSION } from '../../shared/protocol/version.js';
 import { frameMaskFor } from './frame-mask.js';
 import { TurnWrites } from './turn-writes.js';
+
+/** Abort listeners one task may hold on its connection's signal at once (fetch, render, slot wait). */
+const LISTENERS_PER_TASK = 3;
 
 export interface SchedulerClientOptions {
   url: string;
@@ -103,6 +107,9 @@ export class SchedulerClient {
     if (this.stopping) return;
     const epoch = ++this.epoch;
     this.withdrawn = new AbortController();
+    // Every running task of the connection listens to its signal (its fetch, or its render and the
+    // wait for a browser slot): Node's default of 10 listeners would warn of a leak at the 11th.
+    setMaxListeners(LISTENERS_PER_TASK * (this.options.concurrency + this.prefetch), this.withdrawn.signal);
     const ws = new WebSocket(this.options.url, {
       perMessageDeflate: false,
       maxPayload: 64 * 1024 * 1024,

@@ -267,4 +267,37 @@ describe('SchedulerClient', () => {
     gates.fail('running', new Error('aborted'));
     gates.finish('fresh');
   });
+
+  test('many running tasks listen to their connection’s signal without a leak warning', async () => {
+    const gates = new Gates();
+    const { peer } = await connect(gates, 32);
+    const ids = Array.from({ length: 32 }, (_, i) => `t${i}`);
+    peer.tasks(...ids);
+    await waitFor(() => ids.every((id) => gates.started.includes(id)), { message: 'all 32 started' });
+    const warnings: Error[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      // As the fetcher does for each request, and a render for its slot wait and its page.
+      const listeners = ids.flatMap((id) => {
+        const signal = gates.signals.get(id) as AbortSignal;
+        return [0, 1].map(() => {
+          const listener = (): void => undefined;
+          signal.addEventListener('abort', listener);
+          return () => signal.removeEventListener('abort', listener);
+        });
+      });
+      assert.equal(new Set(ids.map((id) => gates.signals.get(id))).size, 1, 'one signal per connection');
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      for (const remove of listeners) remove();
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(
+      warnings.map((w) => w.name),
+      [],
+      'no MaxListenersExceededWarning',
+    );
+    for (const id of ids) gates.finish(id);
+  });
 });
