@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import {
+  closestStarts,
   peakConcurrency,
   smallestStartGap,
+  stallNote,
   type HostSpec,
   type PolitenessSite,
 } from '../fixtures/politeness-site.js';
@@ -53,14 +55,19 @@ export async function checkPoliteness(site: PolitenessSite): Promise<void> {
     assert.equal(ok, h.spec.pages + 1, `${name}: every page served once`);
     const peak = peakConcurrency(h.spans);
     const gap = smallestStartGap(h.spans);
+    const stall = stallNote(closestStarts(h.spans));
     console.log(
-      `# ${name}: ${h.spans.length} requests, peak ${peak} in flight (limit ${limit.concurrency}), smallest start gap ${gap} ms (limit ${limit.delayMs})`,
+      `# ${name}: ${h.spans.length} requests, peak ${peak} in flight (limit ${limit.concurrency}), smallest start gap ${gap} ms (limit ${limit.delayMs}${stall})`,
     );
     assert.ok(peak <= limit.concurrency, `${name}: ${peak} requests in flight, limit ${limit.concurrency}`);
     // The scheduler spaces starts by the delay plus a 10% margin, counted from the crawler's report
     // that the request went out. The server's own timestamps can lag by the time it waits for a
-    // CPU on a loaded machine; 20 ms of that is allowed.
-    assert.ok(gap >= limit.delayMs - 20, `${name}: two starts ${gap} ms apart, limit ${limit.delayMs}`);
+    // CPU on a loaded machine (its thread runs at nice -20 when allowed); 20 ms of that is allowed.
+    // A longer stall of the site's thread is measured, and the gap counted from before it.
+    assert.ok(
+      gap >= limit.delayMs - 20,
+      `${name}: two starts ${gap} ms apart, limit ${limit.delayMs} (site thread at nice ${site.stampPriority ?? '0: not raised'}${stall})`,
+    );
   }
   const throttle = site.hosts.get('throttle');
   const refused = throttle?.spans.find((s) => s.status === 429);
