@@ -255,15 +255,23 @@ export class Dispatcher {
     return this.inFlight.end(sessionId, taskId, this.options.clock(), feedback);
   }
 
-  /** The crawler's request for a task went out: the host's delay runs from now. */
+  /**
+   * The crawler's request for a task went out: the host's delay runs from now. A second report of
+   * one task is the request written once more (a stale kept-alive socket, the next proxy): the
+   * delay runs from that write instead, which is the one that reached the host.
+   */
   started(sessionId: string, taskId: string): void {
     const flight = this.inFlight.of(sessionId, taskId);
     if (!flight) return;
     flight.working = true;
-    if (!flight.startPending) return;
-    flight.startPending = false;
     const { host } = flight.lease;
     const now = this.options.clock();
+    if (!flight.startPending) {
+      // Only later: a host already due again may wait longer, which the gate says when next asked.
+      this.options.gate.reportResend(host, now);
+      return;
+    }
+    flight.startPending = false;
     this.options.gate.reportStart(host, now);
     this.buffer.recheck(host);
     this.suspects.recheck(host);

@@ -158,6 +158,15 @@ export class HostGate {
   }
 
   /**
+   * A request to `host` whose start was reported went out again at about `now` (its first write
+   * never reached the host): the delay runs from now. Its slot was counted all along.
+   */
+  reportResend(host: string, now: number): void {
+    const state = this.active.get(host);
+    if (state !== undefined) state.lastStartAt = Math.max(state.lastStartAt, now);
+  }
+
+  /**
    * A request to `host` ended; `feedback` (when the crawler reported one) feeds cool-down and
    * adaptive delay. `startUnreported`: its start was never reported (an older crawler, or it
    * failed before sending), so the delay runs from now, to be safe.

@@ -174,3 +174,37 @@ test('a host with a free slot gets its next task its delay after the crawler rep
   assert.ok(gap < delayMs + 300, `sent on time (${gap} ms)`);
   await dispatcher.close();
 });
+
+test('a second start report of one task (its request written again) moves the host’s next start to its delay after that', async () => {
+  const delayMs = 200;
+  const gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 2, delayMs });
+  const at = (n: number): Lease => ({
+    ...lease(`again-${n}`),
+    taskId: `again.test/${n}`,
+    url: `https://again.test/${n}`,
+    host: 'again.test',
+  });
+  const dispatcher = dispatcherOver(onceFrontier([at(1), at(2)]), gate);
+  const sent: { taskId: string; at: number }[] = [];
+  dispatcher.addSession({
+    id: 's1',
+    credit: 10,
+    sendTasks: (tasks) => sent.push(...tasks.map((t) => ({ taskId: t.taskId, at: Date.now() }))),
+  });
+  dispatcher.pump();
+  await waitFor(() => sent.length === 1, { timeoutMs: 2_000, message: 'the first task sent' });
+  dispatcher.started('s1', 'again.test/1');
+  // Half a delay later the crawler writes the request again (the first write met a stale socket).
+  await waitFor(() => gate.waitMs('again.test', Date.now()) <= delayMs / 2, {
+    timeoutMs: 2_000,
+    message: 'half the delay passed',
+  });
+  assert.equal(sent.length, 1, 'not sent before the first report’s delay either');
+  dispatcher.started('s1', 'again.test/1');
+  const resentAt = Date.now();
+  await waitFor(() => sent.length === 2, { timeoutMs: 2_000, message: 'the second task sent' });
+  const gap = (sent[1] as { at: number }).at - resentAt;
+  assert.ok(gap >= delayMs - 5, `the delay ran from the second write (${gap} ms after it)`);
+  assert.ok(gap < delayMs + 300, `sent on time (${gap} ms)`);
+  await dispatcher.close();
+});

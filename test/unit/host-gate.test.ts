@@ -38,6 +38,19 @@ describe('HostGate', () => {
     assert.equal(gate.waitMs('a.test', 10_550), 550);
   });
 
+  test('a request written again (stale socket, next proxy) counts the delay from that write; never earlier', () => {
+    const gate = gateWith({ concurrency: 2, delayMs: 500 });
+    gate.start('a.test', 10_000);
+    gate.reportStart('a.test', 10_000);
+    gate.reportResend('a.test', 10_300);
+    assert.equal(gate.waitMs('a.test', 10_300), gap(500));
+    assert.equal(gate.inFlight('a.test'), 1, 'still one request in flight');
+    gate.reportResend('a.test', 10_100);
+    assert.equal(gate.waitMs('a.test', 10_300), gap(500), 'an older write does not bring it forward');
+    gate.reportResend('never.test', 10_000);
+    assert.equal(gate.waitMs('never.test', 10_000), 0, 'a host with nothing in flight is untouched');
+  });
+
   test('hosts taken over from another scheduler wait their delay from the handover, others do not', () => {
     const gate = gateWith({ concurrency: 2, delayMs: 500 });
     gate.start('known.test', 9_000);

@@ -69,7 +69,10 @@ export function keptHeaders(all: Record<string, string | string[] | undefined>):
 export interface FetchRoute {
   userAgent?: string;
   agents?: Agents;
-  /** Runs once, when the first request's head is written to the socket. */
+  /**
+   * Runs when the request's head is written to the socket, and again each time it is written once
+   * more (a stale kept-alive socket): the host's delay runs from the write that reached it.
+   */
   onRequestSent?: () => void;
   /** Overrides the body cap for this fetch (sitemaps, robots.txt). */
   maxBodyBytes?: number;

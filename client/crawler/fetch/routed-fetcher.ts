@@ -63,20 +63,15 @@ function unwrap(err: unknown): FetchError {
 export class RoutedFetcher {
   constructor(private readonly options: RoutedFetcherOptions) {}
 
-  /** `onRequestSent` runs once, when a request's head is written (a refused proxy sends none). */
+  /**
+   * `onRequestSent` runs each time the request's head is written: through the next proxy after one
+   * failed, or once more after a stale socket (a refused proxy writes none). The scheduler counts
+   * the host's delay from the last, the one that reached the host.
+   */
   async fetch(url: string, hooks: FetchHooks = {}): Promise<RoutedPage> {
     const userAgent = this.options.userAgent();
-    const sent = hooks.onRequestSent;
-    let fired = false;
-    const onRequestSent = sent
-      ? (): void => {
-          if (fired) return;
-          fired = true;
-          sent();
-        }
-      : undefined;
     const report = {
-      ...(onRequestSent ? { onRequestSent } : {}),
+      ...(hooks.onRequestSent ? { onRequestSent: hooks.onRequestSent } : {}),
       // Per-fetch body limits (sitemaps, robots.txt) pass through to every try.
       ...(hooks.maxBodyBytes !== undefined ? { maxBodyBytes: hooks.maxBodyBytes } : {}),
       ...(hooks.truncate ? { truncate: true } : {}),
