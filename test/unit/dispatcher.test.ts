@@ -144,14 +144,17 @@ test("a host whose delay ends before the wake already set is served on time, not
   await dispatcher.close();
 });
 
-test('a host with a free slot gets its next task its delay after the crawler reports the start', async () => {
-  const delayMs = 200;
+/**
+ * Two tasks of one host (concurrency 2, `delayMs`) and one crawler session: the dispatcher, its
+ * gate and what it sent, with when.
+ */
+function twoTasksOfOneHost(host: string, delayMs: number) {
   const gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 2, delayMs });
   const at = (n: number): Lease => ({
-    ...lease(`two-${n}`),
-    taskId: `two.test/${n}`,
-    url: `https://two.test/${n}`,
-    host: 'two.test',
+    ...lease(`${host}-${n}`),
+    taskId: `${host}/${n}`,
+    url: `https://${host}/${n}`,
+    host,
   });
   const dispatcher = dispatcherOver(onceFrontier([at(1), at(2)]), gate);
   const sent: { taskId: string; at: number }[] = [];
@@ -160,6 +163,12 @@ test('a host with a free slot gets its next task its delay after the crawler rep
     credit: 10,
     sendTasks: (tasks) => sent.push(...tasks.map((t) => ({ taskId: t.taskId, at: Date.now() }))),
   });
+  return { gate, dispatcher, sent };
+}
+
+test('a host with a free slot gets its next task its delay after the crawler reports the start', async () => {
+  const delayMs = 200;
+  const { dispatcher, sent } = twoTasksOfOneHost('two.test', delayMs);
   dispatcher.pump();
   await waitFor(() => sent.length === 1, { timeoutMs: 2_000, message: 'the first task sent' });
   // Until the start is reported the host waits (the delay runs from the real start).
@@ -177,20 +186,7 @@ test('a host with a free slot gets its next task its delay after the crawler rep
 
 test('a second start report of one task (its request written again) moves the host’s next start to its delay after that', async () => {
   const delayMs = 200;
-  const gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 2, delayMs });
-  const at = (n: number): Lease => ({
-    ...lease(`again-${n}`),
-    taskId: `again.test/${n}`,
-    url: `https://again.test/${n}`,
-    host: 'again.test',
-  });
-  const dispatcher = dispatcherOver(onceFrontier([at(1), at(2)]), gate);
-  const sent: { taskId: string; at: number }[] = [];
-  dispatcher.addSession({
-    id: 's1',
-    credit: 10,
-    sendTasks: (tasks) => sent.push(...tasks.map((t) => ({ taskId: t.taskId, at: Date.now() }))),
-  });
+  const { gate, dispatcher, sent } = twoTasksOfOneHost('again.test', delayMs);
   dispatcher.pump();
   await waitFor(() => sent.length === 1, { timeoutMs: 2_000, message: 'the first task sent' });
   dispatcher.started('s1', 'again.test/1');

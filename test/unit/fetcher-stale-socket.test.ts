@@ -5,6 +5,17 @@ import { test } from 'node:test';
 import { createAgents } from '../../client/crawler/fetch/agents.js';
 import { Fetcher } from '../../client/crawler/fetch/fetcher.js';
 import { RoutedFetcher } from '../../client/crawler/fetch/routed-fetcher.js';
+import type { FetchSettings } from '../../shared/protocol/messages.js';
+
+const SETTINGS: FetchSettings = {
+  userAgent: 'ackcrawl-test',
+  connectTimeoutMs: 1_000,
+  responseTimeoutMs: 1_000,
+  totalTimeoutMs: 2_000,
+  maxRedirects: 3,
+  maxBodyBytes: 1024,
+  allowPrivate: true,
+};
 
 test('a request on a kept-alive socket the server hung up on is sent again on a fresh one', async () => {
   // Answers one request per connection, without `Connection: close`, then hangs up: the client
@@ -21,18 +32,7 @@ test('a request on a kept-alive socket the server hung up on is sent again on a 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const fetcher = new Fetcher(
-    {
-      userAgent: 'ackcrawl-test',
-      connectTimeoutMs: 1_000,
-      responseTimeoutMs: 1_000,
-      totalTimeoutMs: 2_000,
-      maxRedirects: 3,
-      maxBodyBytes: 1024,
-      allowPrivate: true,
-    },
-    createAgents({ allowPrivate: true }),
-  );
+  const fetcher = new Fetcher(SETTINGS, createAgents({ allowPrivate: true }));
   try {
     for (let i = 0; i < 5; i++) {
       const first = await fetcher.fetch(`http://127.0.0.1:${port}/robots.txt`);
@@ -74,18 +74,7 @@ test('a request written again after a stale socket reports its start again, afte
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const agents = createAgents({ allowPrivate: true });
-  const fetcher = new Fetcher(
-    {
-      userAgent: 'ackcrawl-test',
-      connectTimeoutMs: 1_000,
-      responseTimeoutMs: 1_000,
-      totalTimeoutMs: 2_000,
-      maxRedirects: 3,
-      maxBodyBytes: 1024,
-      allowPrivate: true,
-    },
-    agents,
-  );
+  const fetcher = new Fetcher(SETTINGS, agents);
   // As the crawler fetches: through the routed fetcher (direct, no proxies).
   const routed = new RoutedFetcher({
     fetcher,
