@@ -15,6 +15,8 @@ import { registerStatusCommand } from './status/command.js';
 import { registerExtractCommands } from './extract-commands.js';
 import { createLogger } from '../../shared/logger.js';
 import { letYoungGenerationGrow } from '../../shared/processes/young-generation.js';
+import { CRAWLER_HEAP, SCHEDULER_HEAP, type RoleHeap } from '../../shared/processes/node-flags.js';
+import { applyRoleHeap } from '../../shared/processes/running-heap.js';
 
 // A role run from here (`ackcrawl scheduler`, ...) installs its own logger in place of this one.
 exitOnFault(createLogger({ name: 'cli', level: 'error' }));
@@ -65,7 +67,12 @@ interface RoleOptions {
   render?: boolean;
 }
 
+/** The roles ackcrawl starts with heap flags of their own keep those settings when the user starts them. */
+const ROLE_HEAPS: Partial<Record<RoleName, RoleHeap>> = { scheduler: SCHEDULER_HEAP, crawler: CRAWLER_HEAP };
+
 async function runRole(role: RoleName, options: RoleOptions): Promise<void> {
+  const heap = ROLE_HEAPS[role];
+  if (heap) applyRoleHeap(heap);
   // Settings travel as the role reads them: the environment, and a config file it validates.
   if (options.config) process.env.ACKCRAWL_CONFIG = resolve(options.config);
   if (options.processes) process.env.ACKCRAWL_PROCESSES = options.processes;

@@ -24,11 +24,26 @@
  *   and each crawler about 3-5 MB smaller); the first 20 s of a million pages 397-403 before,
  *   384-385 after; CPU within the noise (+1 %). At 128 KiB it was as small but cost 5 % more CPU.
  */
-export const CRAWLER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--heap-growing-percent=50'];
-export const SCHEDULER_NODE_FLAGS: readonly string[] = [
-  '--max-semi-space-size=4',
-  '--heap-growing-percent=50',
-];
+export interface RoleHeap {
+  /** `--max-semi-space-size`: MiB of one of the young generation's two semi-spaces, at most. */
+  semiSpaceMiB: number;
+  /** `--heap-growing-percent`: how much the old generation may grow past what survived. */
+  heapGrowingPercent: number;
+}
+
+export const CRAWLER_HEAP: RoleHeap = { semiSpaceMiB: 8, heapGrowingPercent: 50 };
+export const SCHEDULER_HEAP: RoleHeap = { semiSpaceMiB: 4, heapGrowingPercent: 50 };
+
+/**
+ * The node flags that give a process ackcrawl starts its role's heap; a process the user started
+ * (`ackcrawl scheduler`) takes them from inside (running-heap.ts).
+ */
+export function heapFlags(heap: RoleHeap): string[] {
+  return [`--max-semi-space-size=${heap.semiSpaceMiB}`, `--heap-growing-percent=${heap.heapGrowingPercent}`];
+}
+
+export const CRAWLER_NODE_FLAGS: readonly string[] = heapFlags(CRAWLER_HEAP);
+export const SCHEDULER_NODE_FLAGS: readonly string[] = heapFlags(SCHEDULER_HEAP);
 
 /** glibc's tunables for a role, each applied unless the environment already sets it. */
 const MALLOC_DEFAULTS: Readonly<Record<string, string>> = {

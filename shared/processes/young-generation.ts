@@ -17,7 +17,7 @@ import { setFlagsFromString } from 'node:v8';
  * keeps 20,000 small objects alive 5-6 times slower. Commands that do real work call
  * {@link letYoungGenerationGrow} before they start it.
  */
-const V8_DEFAULT_GROWTH_FACTOR = 2;
+export const V8_DEFAULT_GROWTH_FACTOR = 2;
 
 /** From now on V8 does not grow the young generation. */
 export function holdYoungGeneration(): void {
