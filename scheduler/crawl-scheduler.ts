@@ -353,6 +353,7 @@ export class CrawlScheduler implements RunHost {
         onCredit: () => this.dispatcher.pump(),
         onOutcome: (session, outcome) => this.onOutcome(session, outcome),
         onStarted: (session, taskId) => this.dispatcher.started(session.id, taskId),
+        onHop: (session, taskId) => this.dispatcher.hop(session.id, taskId),
         onRobots: (session, answer) => this.onRobots(session, answer),
         onWorking: (session, taskIds) => this.dispatcher.working(session.id, taskIds),
         onRelease: (session, taskIds) => {

@@ -46,7 +46,7 @@ export async function main(env: Record<string, string | undefined> = process.env
         concurrency: shares[i] as number,
         ...(renderer ? { capabilities: [RENDER_CAPABILITY] } : {}),
         logger: config.schedulerUrl.length > 1 ? logger.child({ scheduler: url }) : logger,
-        work: (task, settings, started, signal) =>
+        work: (task, settings, started, signal, hop) =>
           stats.track<Buffer | string>(() =>
             task.kind === 'robots'
               ? fetchRobots(task, fetcherFor(settings), signal)
@@ -72,6 +72,7 @@ export async function main(env: Record<string, string | undefined> = process.env
                       }
                     : {}),
                   ...(task.reportStart ? { onRequestSent: started } : {}),
+                  ...(task.hopGrants ? { awaitHop: hop } : {}),
                 }),
           ),
         failed: (task, err) => {

@@ -32,7 +32,9 @@ export interface SchedulerClientOptions {
   /**
    * Does the task; calls `started` when its request goes out (sent on only if the task asked).
    * `signal` is aborted when the connection that brought the task ends: the scheduler has handed
-   * the task back, so its fetch should stop.
+   * the task back, so its fetch should stop. `hop` asks the scheduler to let a redirect back to
+   * the task's host go (tasks with `hopGrants`), and resolves when it does; it never resolves
+   * once the connection is gone (the signal says so).
    * Resolves with its outcome frame (binary), or a text message for a `robots` task. Should not
    * throw; when it does, `failed` says what to send instead.
    */
@@ -41,6 +43,7 @@ export interface SchedulerClientOptions {
     settings: FetchSettings,
     started: () => void,
     signal: AbortSignal,
+    hop: () => Promise<void>,
   ) => Promise<Buffer | string>;
   /**
    * The outcome of a task whose `work` threw or rejected (a bug): a failed outcome, so the task
@@ -77,6 +80,8 @@ export class SchedulerClient {
   private running = 0;
   /** Tasks of the current connection running: their outcomes are still wanted. */
   private readonly live = new Set<string>();
+  /** Tasks of this connection waiting for the scheduler's `hop-granted`, by task id. */
+  private readonly hopWaiters = new Map<string, () => void>();
   private owed = 0;
   private creditTimer: NodeJS.Immediate | null = null;
   /** A turn's messages go out in one write, the turn's credit with them. */
@@ -248,6 +253,12 @@ export class SchedulerClient {
         return;
       case 'heartbeat':
         return;
+      case 'hop-granted': {
+        const go = this.hopWaiters.get(message.taskId);
+        this.hopWaiters.delete(message.taskId);
+        go?.();
+        return;
+      }
     }
   }
 
@@ -308,9 +319,15 @@ export class SchedulerClient {
         this.sendText({ type: 'started', taskId: task.taskId });
       }
     };
+    const hop = (): Promise<void> =>
+      new Promise<void>((resolve) => {
+        if (!task.hopGrants || epoch !== this.epoch || !this.live.has(task.taskId)) return;
+        this.hopWaiters.set(task.taskId, resolve);
+        this.sendText({ type: 'hop', taskId: task.taskId });
+      });
     let work: Promise<Buffer | string>;
     try {
-      work = this.options.work(task, settings, started, this.withdrawn.signal);
+      work = this.options.work(task, settings, started, this.withdrawn.signal, hop);
     } catch (err) {
       work = Promise.reject(err);
     }
@@ -339,6 +356,7 @@ export class SchedulerClient {
 
   private finish(task: WireTask, epoch: number, frame: Buffer | string | null): void {
     this.running -= 1;
+    if (epoch === this.epoch) this.hopWaiters.delete(task.taskId);
     // Only this connection's tasks are delivered: an earlier connection's were handed back by the
     // scheduler when it dropped, and their outcomes would be refused as stale.
     if (epoch === this.epoch && this.live.delete(task.taskId) && this.open) {
@@ -390,6 +408,7 @@ export class SchedulerClient {
     if (epoch !== this.epoch) return;
     this.queue = [];
     this.live.clear();
+    this.hopWaiters.clear();
     // The scheduler handed back what this connection brought: what still runs stops (a request
     // left running would hold its host's server while another crawler may be sent the task).
     this.withdrawn.abort();

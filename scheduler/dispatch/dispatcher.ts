@@ -4,6 +4,7 @@ import type { TaskValidators, WireTask } from '../../shared/protocol/messages.js
 import type { Lease } from '../../shared/protocol/task.js';
 import type { Located } from '../../shared/protocol/why.js';
 import type { HostGate, RequestFeedback } from '../politeness/host-gate.js';
+import { HopGrants } from './hop-grants.js';
 import { FlightBook, type InFlight } from './flight-book.js';
 import type { RenderPredicate } from './render-rule.js';
 import { TaskBuffer, type HostWait } from './task-buffer.js';
@@ -22,6 +23,8 @@ export interface CrawlerSession {
   /** Requests the crawler runs at once, as its hello said (a crawler's default when it did not). */
   readonly slots?: number;
   sendTasks(tasks: WireTask[]): void;
+  /** The task's redirect back to its host may go (HopGrants). */
+  grantHop?(taskId: string): void;
 }
 
 /**
@@ -104,6 +107,7 @@ export class Dispatcher {
   /** Tasks that were being worked on by a crawler that died: sent one per crawler at a time. */
   private readonly suspects: TaskBuffer;
   private readonly hostWait: HostWait;
+  private readonly hops: HopGrants;
   private dispatching = true;
   private refilling = false;
   private frontierEmptyUntil = 0;
@@ -132,6 +136,18 @@ export class Dispatcher {
         this.buffer.recheck(host);
         this.suspects.recheck(host);
       },
+    });
+    this.hops = new HopGrants({
+      gate,
+      clock: options.clock,
+      flightOf: (sessionId, taskId) => this.inFlight.of(sessionId, taskId),
+      grant: (sessionId, taskId) => this.sessions.get(sessionId)?.grantHop?.(taskId),
+      dropped: (host) => {
+        this.buffer.recheck(host);
+        this.suspects.recheck(host);
+        this.wakeIn(0);
+      },
+      wakeIn: (ms) => this.wakeIn(ms),
     });
     // The buffers ask the gate first: a host that waits for a request to finish is passed over
     // without asking the robots.txt hold. Asking the hold is what queues the fetch of a host's
@@ -252,7 +268,15 @@ export class Dispatcher {
 
   /** As `complete`, with what the task was sent with (its capture id). */
   completeFlight(sessionId: string, taskId: string, feedback?: RequestFeedback): InFlight | null {
-    return this.inFlight.end(sessionId, taskId, this.options.clock(), feedback);
+    const flight = this.inFlight.end(sessionId, taskId, this.options.clock(), feedback);
+    // Its hop, if one waited, is dropped; or it was the start another hop waited for.
+    if (this.hops.size > 0) this.hops.serve();
+    return flight;
+  }
+
+  /** The crawler asks to send a redirect of a task back to the task's host (HopGrants). */
+  hop(sessionId: string, taskId: string): void {
+    if (!this.closed) this.hops.ask(sessionId, taskId);
   }
 
   /**
@@ -273,6 +297,8 @@ export class Dispatcher {
     }
     flight.startPending = false;
     this.options.gate.reportStart(host, now);
+    // A hop of the host waiting for this report may be due now.
+    this.hops.serve();
     this.buffer.recheck(host);
     this.suspects.recheck(host);
     // The report only lets the host's next start be its delay from now: no other host can start
@@ -300,6 +326,8 @@ export class Dispatcher {
   /** Stop handing out work (a graceful stop drains); outcomes and releases are still taken. */
   stopDispatching(): void {
     this.dispatching = false;
+    // A hop waiting for its time still needs the wake: its task runs on while crawlers drain.
+    if (this.hops.size > 0) return;
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     this.wakeTimer = null;
   }
@@ -312,7 +340,11 @@ export class Dispatcher {
 
   /** Hand out every task that politeness and credit allow; refill the buffer when it runs low. */
   pump(): void {
-    if (this.closed || !this.dispatching) return;
+    if (this.closed) return;
+    // Hops first, and while draining too: they belong to tasks already running. A hop whose task
+    // ended is dropped here, which frees its host for new tasks.
+    this.hops.serve();
+    if (!this.dispatching) return;
     const now = this.options.clock();
     const batches = new Map<CrawlerSession, WireTask[]>();
     let wakeInMs = Infinity;
@@ -682,6 +714,7 @@ export class Dispatcher {
     this.closed = true;
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.hops.close();
     const back = [
       ...this.buffer.drain(),
       ...this.suspects.drain(),

@@ -8,7 +8,12 @@ import type { Lease } from '../../shared/protocol/task.js';
  */
 export function wireTaskOf(
   lease: Lease,
-  options: { render: boolean; reportStart: boolean; jobId: string; validators?: TaskValidators },
+  options: {
+    render: boolean;
+    reportStart: boolean;
+    jobId: string;
+    validators?: TaskValidators;
+  },
 ): WireTask {
   return {
     taskId: lease.taskId,
@@ -21,6 +26,8 @@ export function wireTaskOf(
     parentUrl: lease.parentUrl,
     ...(options.render ? { render: true } : {}),
     ...(options.reportStart ? { reportStart: true } : {}),
+    // Redirects back to a paced host wait for the scheduler's grant (Dispatcher.hop).
+    ...(options.reportStart ? { hopGrants: true } : {}),
     // Sitemaps (scheduler/robots): what to do with the URL, and the lastmod its record carries.
     ...(lease.kind ? { kind: lease.kind } : {}),
     ...(lease.lastmod ? { lastmod: lease.lastmod } : {}),

@@ -22,6 +22,8 @@ interface Active {
   lastStartAt: number;
   /** Requests sent whose crawler has not yet said they went out. */
   unreported: number;
+  /** Redirects back to the host waiting for their grant; they go before any new request. */
+  hopsWaiting: number;
 }
 
 /** Learned per host; kept in a bounded LRU so memory stays flat however many hosts a crawl sees. */
@@ -100,7 +102,7 @@ export class HostGate {
       const delay = this.delayOf(host, learned);
       return Math.max(paused, handedOver + delay + startMarginMs(delay) - now);
     }
-    if (state.inFlight >= this.concurrencyOf(host)) return Infinity;
+    if (state.inFlight >= this.concurrencyOf(host) || state.hopsWaiting > 0) return Infinity;
     const delay = this.delayOf(host, learned);
     // The delay runs from when the last request really went out, which the crawler reports.
     if (delay > 0 && state.unreported > 0) return Infinity;
@@ -140,13 +142,53 @@ export class HostGate {
     const report = this.delayOf(host, this.learned.get(host)) > 0;
     const state = this.active.get(host);
     if (state === undefined)
-      this.active.set(host, { inFlight: 1, lastStartAt: now, unreported: report ? 1 : 0 });
+      this.active.set(host, { inFlight: 1, lastStartAt: now, unreported: report ? 1 : 0, hopsWaiting: 0 });
     else {
       state.inFlight += 1;
       state.lastStartAt = now;
       if (report) state.unreported += 1;
     }
     return report;
+  }
+
+  /**
+   * A task in flight to `host` was redirected back to it and asks to send the next request (a
+   * hop). No other request to the host starts until the hop is granted (`grantHop`) or dropped.
+   */
+  holdForHop(host: string): void {
+    const state = this.active.get(host);
+    if (state !== undefined) state.hopsWaiting += 1;
+  }
+
+  /**
+   * 0 when a hop to `host` may go at `now`, else ms to wait (Infinity: until a start is reported).
+   * The hop holds its task's slot, so only the delay and a pause count, not the concurrency.
+   */
+  hopWaitMs(host: string, now: number): number {
+    const learned = this.learned.get(host);
+    const paused = learned !== undefined && learned.pausedUntil > now ? learned.pausedUntil - now : 0;
+    const state = this.active.get(host);
+    if (state === undefined) return paused;
+    const delay = this.delayOf(host, learned);
+    if (delay > 0 && state.unreported > 0) return Infinity;
+    const handedOver = this.handovers.length === 0 ? null : this.handedOverAt(host, now);
+    const last = Math.max(state.lastStartAt, handedOver ?? state.lastStartAt);
+    return Math.max(paused, last + delay + startMarginMs(delay) - now);
+  }
+
+  /** The hop goes at `now`: a start whose crawler reports it when written, as a task's. */
+  grantHop(host: string, now: number): void {
+    const state = this.active.get(host);
+    if (state === undefined) return;
+    state.hopsWaiting = Math.max(0, state.hopsWaiting - 1);
+    state.lastStartAt = now;
+    state.unreported += 1;
+  }
+
+  /** The hop's task ended before the hop was granted. */
+  dropHop(host: string): void {
+    const state = this.active.get(host);
+    if (state !== undefined) state.hopsWaiting = Math.max(0, state.hopsWaiting - 1);
   }
 
   /** The crawler says a request to `host` went out at about `now`. */

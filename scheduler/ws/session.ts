@@ -22,6 +22,8 @@ export interface SessionHandlers {
   onOutcome(session: WsSession, outcome: DecodedOutcome): void;
   /** The crawler's request for this task went out. */
   onStarted(session: WsSession, taskId: string): void;
+  /** A task's redirect leads back to its host: the crawler asks to send it (`hop`). */
+  onHop?(session: WsSession, taskId: string): void;
   /** The answer to a `robots` task (scheduler/robots). */
   onRobots?(session: WsSession, answer: RobotsAnswer): void;
   /** The crawler starts work on these tasks. */
@@ -90,6 +92,10 @@ export class WsSession implements CrawlerSession {
    */
   get saidBye(): boolean {
     return this.bye;
+  }
+
+  grantHop(taskId: string): void {
+    this.send({ type: 'hop-granted', taskId });
   }
 
   sendTasks(tasks: WireTask[]): void {
@@ -167,6 +173,9 @@ export class WsSession implements CrawlerSession {
         return;
       case 'started':
         this.handlers.onStarted(this, message.taskId);
+        return;
+      case 'hop':
+        this.handlers.onHop?.(this, message.taskId);
         return;
       case 'robots':
         this.held.delete(message.taskId);

@@ -45,6 +45,12 @@ export const PAGE_ERROR_CODES = {
     source: 'fetch',
     meaning: 'more redirects than allowed, or a loop',
   },
+  REDIRECT_WAIT_OVER_TIMEOUT: {
+    retriable: false,
+    source: 'fetch',
+    meaning:
+      "a redirect back to the page's host would have had to wait for the host's delay past the fetch's total time limit (raise `totalTimeoutMs`, or lower the host's delay)",
+  },
   UNSUPPORTED_REDIRECT: { retriable: false, source: 'fetch', meaning: 'a redirect to a non-http(s) URL' },
   BAD_REDIRECT: { retriable: false, source: 'fetch', meaning: 'a redirect whose Location is not a URL' },
   REDIRECT_WITHOUT_LOCATION: {

@@ -82,6 +82,8 @@ export const heartbeatSchema = z.object({ type: z.literal('heartbeat'), t: z.num
 export const byeSchema = z.object({ type: z.literal('bye') });
 /** The request of a task asked to `reportStart` went out (politeness counts delays from here). */
 export const startedSchema = z.object({ type: z.literal('started'), taskId: z.string().min(1).max(200) });
+/** A task's request was redirected back to its host (`hopGrants`): may the next request go? */
+export const hopSchema = z.object({ type: z.literal('hop'), taskId: z.string().min(1).max(200) });
 const taskIdsSchema = z.array(z.string().min(1).max(200)).min(1).max(10_000);
 /**
  * The crawler starts work on these tasks (sent before it does). Only a task being worked on counts
@@ -126,6 +128,7 @@ export const crawlerTextMessageSchema = z.discriminatedUnion('type', [
   heartbeatSchema,
   byeSchema,
   startedSchema,
+  hopSchema,
   robotsAnswerSchema,
   workingSchema,
   releaseSchema,
@@ -159,6 +162,12 @@ export const wireTaskSchema = z.object({
   render: z.boolean().optional(),
   /** Send `started` when the request goes out: the host has a delay between request starts. */
   reportStart: z.boolean().optional(),
+  /**
+   * With `reportStart`: a redirect back to the task's host waits for the scheduler's grant (the
+   * crawler sends `hop`, the scheduler answers `hop-granted` when the host's delay allows), and
+   * its write is reported with `started` again.
+   */
+  hopGrants: z.boolean().optional(),
   /** `robots`: fetch robots.txt and answer with a `robots` message instead of an outcome. */
   kind: z.enum(['page', 'sitemap', 'robots']).optional(),
   /** The sitemap `<lastmod>` of this URL, copied to its record. */
@@ -198,6 +207,8 @@ export const schedulerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('error'), code: z.string(), message: z.string(), fatal: z.boolean() }),
   z.object({ type: z.literal('heartbeat'), t: z.number() }),
   z.object({ type: z.literal('drain') }),
+  /** The answer to `hop`: the task's redirect may go to its host now. */
+  z.object({ type: z.literal('hop-granted'), taskId: z.string().min(1).max(200) }),
   /** New fetch rules (a crawl was submitted with other settings); they apply to the next task. */
   z.object({ type: z.literal('settings'), fetch: fetchSettingsSchema }),
   runSettingsSchema,

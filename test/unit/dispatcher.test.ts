@@ -157,14 +157,72 @@ function twoTasksOfOneHost(host: string, delayMs: number) {
     host,
   });
   const dispatcher = dispatcherOver(onceFrontier([at(1), at(2)]), gate);
-  const sent: { taskId: string; at: number }[] = [];
+  const sent: { taskId: string; at: number; hopGrants: boolean }[] = [];
+  const granted: { taskId: string; at: number }[] = [];
   dispatcher.addSession({
     id: 's1',
     credit: 10,
-    sendTasks: (tasks) => sent.push(...tasks.map((t) => ({ taskId: t.taskId, at: Date.now() }))),
+    sendTasks: (tasks) =>
+      sent.push(...tasks.map((t) => ({ taskId: t.taskId, at: Date.now(), hopGrants: t.hopGrants === true }))),
+    grantHop: (taskId) => granted.push({ taskId, at: Date.now() }),
   });
-  return { gate, dispatcher, sent };
+  return { gate, dispatcher, sent, granted };
 }
+
+test('the tasks of a host with a delay say their redirects back to it wait for a grant', async () => {
+  const paced = twoTasksOfOneHost('hop.test', 200);
+  paced.dispatcher.pump();
+  await waitFor(() => paced.sent.length === 1, { timeoutMs: 2_000, message: 'the first task sent' });
+  assert.equal(paced.sent[0]?.hopGrants, true);
+  await paced.dispatcher.close();
+  const unpaced = twoTasksOfOneHost('free.test', 0);
+  unpaced.dispatcher.pump();
+  await waitFor(() => unpaced.sent.length === 2, { timeoutMs: 2_000, message: 'both tasks sent' });
+  assert.deepEqual(
+    unpaced.sent.map((t) => t.hopGrants),
+    [false, false],
+    'no delay, nothing to grant',
+  );
+  await unpaced.dispatcher.close();
+});
+
+test('a redirect back to the host is granted its delay after the last start, and goes before the host’s next task', async () => {
+  const delayMs = 200;
+  const { dispatcher, sent, granted } = twoTasksOfOneHost('redirects.test', delayMs);
+  dispatcher.pump();
+  await waitFor(() => sent.length === 1, { timeoutMs: 2_000, message: 'the first task sent' });
+  dispatcher.started('s1', 'redirects.test/1');
+  const firstStart = Date.now();
+  // The first request came back with a redirect to the same host at once; the crawler asks.
+  dispatcher.hop('s1', 'redirects.test/1');
+  await waitFor(() => granted.length === 1, { timeoutMs: 2_000, message: 'the hop granted' });
+  const hopAt = (granted[0] as { at: number }).at;
+  assert.ok(hopAt - firstStart >= delayMs - 5, `granted ${hopAt - firstStart} ms after the first start`);
+  assert.equal(sent.length, 1, 'the second task did not go before the hop (concurrency 2 would allow it)');
+  // The hop's write is reported; the second task goes its delay after it.
+  dispatcher.started('s1', 'redirects.test/1');
+  const hopWritten = Date.now();
+  await waitFor(() => sent.length === 2, { timeoutMs: 2_000, message: 'the second task sent' });
+  const gap = (sent[1] as { at: number }).at - hopWritten;
+  assert.ok(gap >= delayMs - 5, `the second task went ${gap} ms after the hop`);
+  await dispatcher.close();
+});
+
+test('a waiting hop whose task ends is dropped, and the host’s next task goes', async () => {
+  const delayMs = 200;
+  const { dispatcher, sent, granted } = twoTasksOfOneHost('dropped.test', delayMs);
+  dispatcher.pump();
+  await waitFor(() => sent.length === 1, { timeoutMs: 2_000, message: 'the first task sent' });
+  dispatcher.started('s1', 'dropped.test/1');
+  dispatcher.hop('s1', 'dropped.test/1');
+  dispatcher.hop('s1', 'unknown-task'); // not in flight: ignored
+  // The crawler gave up (its fetch's time ran out) and sent the outcome before the grant.
+  dispatcher.complete('s1', 'dropped.test/1');
+  await waitFor(() => sent.length === 2, { timeoutMs: 2_000, message: 'the second task sent' });
+  await new Promise((resolve) => setTimeout(resolve, delayMs + 100));
+  assert.deepEqual(granted, [], 'no grant for a task that ended');
+  await dispatcher.close();
+});
 
 test('a host with a free slot gets its next task its delay after the crawler reports the start', async () => {
   const delayMs = 200;

@@ -51,6 +51,29 @@ describe('HostGate', () => {
     assert.equal(gate.waitMs('never.test', 10_000), 0, 'a host with nothing in flight is untouched');
   });
 
+  test('a redirect back to a host (a hop) goes before its new requests, its delay after the last start', () => {
+    const gate = gateWith({ concurrency: 2, delayMs: 500 });
+    gate.start('a.test', 10_000);
+    gate.reportStart('a.test', 10_000);
+    gate.holdForHop('a.test');
+    assert.equal(gate.hopWaitMs('a.test', 10_100), gap(500) - 100);
+    assert.equal(gate.waitMs('a.test', 20_000), Infinity, 'no new request while the hop waits');
+    gate.grantHop('a.test', 10_000 + gap(500));
+    assert.equal(gate.inFlight('a.test'), 1, 'the hop holds its task’s slot, no other');
+    assert.equal(gate.waitMs('a.test', 20_000), Infinity, 'until the hop’s write is reported');
+    gate.reportStart('a.test', 10_600);
+    assert.equal(gate.waitMs('a.test', 10_600), gap(500), 'the next request waits its delay after the hop');
+    // A full host: the hop's task has its slot already.
+    gate.start('a.test', 11_200);
+    gate.reportStart('a.test', 11_200);
+    gate.holdForHop('a.test');
+    assert.equal(gate.hopWaitMs('a.test', 11_200 + gap(500)), 0, 'concurrency does not hold a hop');
+    gate.dropHop('a.test');
+    assert.equal(gate.waitMs('a.test', 11_200 + gap(500)), Infinity, 'dropped; the host is full again');
+    gate.finish('a.test', 11_800);
+    assert.equal(gate.waitMs('a.test', 11_800), 0);
+  });
+
   test('hosts taken over from another scheduler wait their delay from the handover, others do not', () => {
     const gate = gateWith({ concurrency: 2, delayMs: 500 });
     gate.start('known.test', 9_000);

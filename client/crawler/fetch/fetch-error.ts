@@ -43,7 +43,9 @@ const NETWORK_CODES: Record<string, PageErrorCode> = {
 /** Turns whatever got, the socket layer or the address filter threw into a typed FetchError. */
 export function toFetchError(err: unknown): FetchError {
   if (err instanceof FetchError) return err;
-  const e = err as { code?: string; message?: string; name?: string; event?: string };
+  const e = err as { code?: string; message?: string; name?: string; event?: string; cause?: unknown };
+  // got wraps what its hooks throw (a redirect's wait: redirect-spacing.ts).
+  if (e.cause instanceof FetchError) return e.cause;
   const message = (e.message ?? String(err)).slice(0, 500);
   if (message.includes('is not allowed. Because')) {
     return new FetchError('ADDRESS_BLOCKED', `refused to connect: ${message}`, {

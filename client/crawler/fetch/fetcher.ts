@@ -1,9 +1,10 @@
 import zlib from 'node:zlib';
-import got, { type ExtendOptions, type Got } from 'got';
+import got, { type BeforeRedirectHook, type ExtendOptions, type Got } from 'got';
 import type { FetchSettings } from '../../../shared/protocol/messages.js';
 import type { Agents } from './agents.js';
 import { httpStatusCode } from '../../../shared/error-codes/index.js';
 import { FetchError, parseRetryAfter, taskWithdrawn, toFetchError } from './fetch-error.js';
+import { RedirectSpacing } from './redirect-spacing.js';
 
 export interface FetchedPage {
   status: number;
@@ -71,9 +72,12 @@ export interface FetchRoute {
   agents?: Agents;
   /**
    * Runs when the request's head is written to the socket, and again each time it is written once
-   * more (a stale kept-alive socket): the host's delay runs from the write that reached it.
+   * more (a stale kept-alive socket) and for each redirect back to the same host: the host's delay
+   * runs from the last write that reached it.
    */
   onRequestSent?: () => void;
+  /** A redirect back to the URL's host waits for this: the scheduler's grant (redirect-spacing.ts). */
+  awaitHop?: () => Promise<void>;
   /** Overrides the body cap for this fetch (sitemaps, robots.txt). */
   maxBodyBytes?: number;
   /** A body over the cap is cut at it and the fetch succeeds (robots.txt: the first 500 KiB count). */
@@ -96,7 +100,7 @@ export interface FetchRoute {
 /** What a caller above the fetcher sets per fetch (the routed fetcher adds the route itself). */
 export type FetchHooks = Pick<
   FetchRoute,
-  'onRequestSent' | 'maxBodyBytes' | 'truncate' | 'resendOnStaleSocket' | 'headers' | 'signal'
+  'onRequestSent' | 'awaitHop' | 'maxBodyBytes' | 'truncate' | 'resendOnStaleSocket' | 'headers' | 'signal'
 >;
 
 /**
@@ -188,16 +192,35 @@ export class Fetcher {
         signal?.removeEventListener('abort', onAbort);
         rejectFetch(err);
       };
+      const { onRequestSent } = route;
+      const spacing =
+        onRequestSent || route.awaitHop
+          ? new RedirectSpacing({
+              url,
+              awaitGrant: route.awaitHop,
+              deadline: Date.now() + this.settings.totalTimeoutMs,
+              signal,
+            })
+          : null;
       const stream = this.client.stream(url, {
         ...(route.agents ? { agent: { http: route.agents.http, https: route.agents.https } } : {}),
         ...(route.userAgent || route.headers
           ? { headers: { ...route.headers, ...(route.userAgent ? { 'user-agent': route.userAgent } : {}) } }
           : {}),
+        ...(spacing
+          ? {
+              hooks: {
+                beforeRedirect: [((next) => spacing.beforeHop(next.url as URL)) satisfies BeforeRedirectHook],
+              },
+            }
+          : {}),
       });
-      const { onRequestSent } = route;
-      let reusedSocket = false;
-      stream.once('request', (request: import('node:http').ClientRequest) => {
-        reusedSocket = request.reusedSocket;
+      let reusedSocket: boolean | null = null;
+      stream.on('request', (request: import('node:http').ClientRequest) => {
+        const first = reusedSocket === null;
+        if (first) reusedSocket = request.reusedSocket;
+        // The first request goes to the URL's host; a redirect's, to wherever got is sent now.
+        if (!spacing || !(first || spacing.isOwnHost(stream.options.url as URL))) return;
         if (onRequestSent) request.once('finish', onRequestSent);
       });
       const chunks: Buffer[] = [];

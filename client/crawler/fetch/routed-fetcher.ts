@@ -72,6 +72,7 @@ export class RoutedFetcher {
     const userAgent = this.options.userAgent();
     const report = {
       ...(hooks.onRequestSent ? { onRequestSent: hooks.onRequestSent } : {}),
+      ...(hooks.awaitHop ? { awaitHop: hooks.awaitHop } : {}),
       // Per-fetch body limits (sitemaps, robots.txt) pass through to every try.
       ...(hooks.maxBodyBytes !== undefined ? { maxBodyBytes: hooks.maxBodyBytes } : {}),
       ...(hooks.truncate ? { truncate: true } : {}),

@@ -44,6 +44,8 @@ export interface ProcessContext {
   render?: (url: string, signal?: AbortSignal) => Promise<FetchedPage>;
   /** The request went out (for tasks whose scheduler asked for `reportStart`). */
   onRequestSent?: () => void;
+  /** Resolves when the scheduler grants a redirect back to the task's host (tasks with `hopGrants`). */
+  awaitHop?: () => Promise<void>;
   crawlerId: string;
   clock?: () => number;
   linkLimits?: LinkLimits;
@@ -66,6 +68,8 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
   const conditional = conditionalHeaders(task);
   const hooks = {
     ...(ctx.onRequestSent ? { onRequestSent: ctx.onRequestSent } : {}),
+    // Redirects back to the task's host wait for the scheduler's grant (redirect-spacing.ts).
+    ...(ctx.awaitHop ? { awaitHop: ctx.awaitHop } : {}),
     // A sitemap may be larger than a page: its own cap (its entries are read up to their limits).
     ...(task.kind === 'sitemap' ? { maxBodyBytes: sitemapLimitsOf(ctx).maxBytes } : {}),
     // The last attempt was reset: the server resets this URL, so one request for this attempt.
