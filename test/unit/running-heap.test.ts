@@ -9,14 +9,16 @@ const MiB = 1024 * 1024;
 const run = promisify(execFile);
 
 /**
- * Keeps 20,000 small objects alive at a time, in 60 turns of the event loop (a role's work comes in
- * turns, and the cap is steered between them), long enough for V8 to grow its young generation to
- * its largest; then prints its size.
+ * Keeps 20,000 small objects alive at a time, long enough for V8 to grow its young generation to
+ * its largest; then prints its size. The work comes in 600 short turns of the event loop, as a
+ * role's does (a frame, an outcome): the cap is steered between turns, and a turn that allocated
+ * enough for two growths could pass it by a step (running-heap.ts). One CI run had turns of 50,000
+ * objects, and the young generation reached 16 MiB.
  */
 const CHURN_AND_PRINT = `
   let keep = [];
-  for (let turn = 0; turn < 60; turn++) {
-    for (let i = 0; i < 50000; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 20000) keep = []; }
+  for (let turn = 0; turn < 600; turn++) {
+    for (let i = 0; i < 5000; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 20000) keep = []; }
     await new Promise((resolve) => setImmediate(resolve));
   }
   const { getHeapSpaceStatistics } = await import('node:v8');
