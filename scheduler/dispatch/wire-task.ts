@@ -8,12 +8,7 @@ import type { Lease } from '../../shared/protocol/task.js';
  */
 export function wireTaskOf(
   lease: Lease,
-  options: {
-    render: boolean;
-    reportStart: boolean;
-    jobId: string;
-    validators?: TaskValidators;
-  },
+  options: { render: boolean; reportStart: boolean; jobId: string; validators?: TaskValidators },
 ): WireTask {
   return {
     taskId: lease.taskId,
@@ -25,9 +20,9 @@ export function wireTaskOf(
     attempt: lease.attempt,
     parentUrl: lease.parentUrl,
     ...(options.render ? { render: true } : {}),
-    ...(options.reportStart ? { reportStart: true } : {}),
-    // Redirects back to a paced host wait for the scheduler's grant (Dispatcher.hop).
-    ...(options.reportStart ? { hopGrants: true } : {}),
+    // A paced host: the crawler reports its request's start, and redirects back to the host wait
+    // for the scheduler's grant (Dispatcher.hop).
+    ...(options.reportStart ? { reportStart: true, hopGrants: true } : {}),
     // Sitemaps (scheduler/robots): what to do with the URL, and the lastmod its record carries.
     ...(lease.kind ? { kind: lease.kind } : {}),
     ...(lease.lastmod ? { lastmod: lease.lastmod } : {}),
