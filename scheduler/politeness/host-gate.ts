@@ -57,6 +57,10 @@ const MAX_HANDOVERS = 64;
 /** A handover this old is past any delay a host asks for in practice. */
 const HANDOVER_MEMORY_MS = 15 * 60_000;
 
+/** What is left at `now` of a pause the host asked for (a 429's Retry-After, a cool-down); 0 if none. */
+const pausedMs = (learned: Learned | undefined, now: number): number =>
+  learned !== undefined && learned.pausedUntil > now ? learned.pausedUntil - now : 0;
+
 export class HostGate {
   private readonly active = new Map<string, Active>();
   private readonly learned = new Map<string, Learned>();
@@ -94,20 +98,29 @@ export class HostGate {
   /** 0 when a request to `host` may start at `now`; otherwise ms to wait (Infinity: wait for a finish). */
   waitMs(host: string, now: number): number {
     const learned = this.learned.get(host);
-    const paused = learned !== undefined && learned.pausedUntil > now ? learned.pausedUntil - now : 0;
     const state = this.active.get(host);
-    const handedOver = this.handovers.length === 0 ? null : this.handedOverAt(host, now);
     if (state === undefined) {
+      const paused = pausedMs(learned, now);
+      const handedOver = this.handovers.length === 0 ? null : this.handedOverAt(host, now);
       if (handedOver === null) return paused;
       const delay = this.delayOf(host, learned);
       return Math.max(paused, handedOver + delay + startMarginMs(delay) - now);
     }
     if (state.inFlight >= this.concurrencyOf(host) || state.hopsWaiting > 0) return Infinity;
+    return this.paceMs(host, state, learned, now);
+  }
+
+  /**
+   * The delay's (and a pause's) part of a wait for a host with requests in flight, once a slot is
+   * free. The delay runs from when the last request really went out, which the crawler reports:
+   * Infinity until it has.
+   */
+  private paceMs(host: string, state: Active, learned: Learned | undefined, now: number): number {
     const delay = this.delayOf(host, learned);
-    // The delay runs from when the last request really went out, which the crawler reports.
     if (delay > 0 && state.unreported > 0) return Infinity;
+    const handedOver = this.handovers.length === 0 ? null : this.handedOverAt(host, now);
     const last = Math.max(state.lastStartAt, handedOver ?? state.lastStartAt);
-    return Math.max(paused, last + delay + startMarginMs(delay) - now);
+    return Math.max(pausedMs(learned, now), last + delay + startMarginMs(delay) - now);
   }
 
   /**
@@ -166,14 +179,8 @@ export class HostGate {
    */
   hopWaitMs(host: string, now: number): number {
     const learned = this.learned.get(host);
-    const paused = learned !== undefined && learned.pausedUntil > now ? learned.pausedUntil - now : 0;
     const state = this.active.get(host);
-    if (state === undefined) return paused;
-    const delay = this.delayOf(host, learned);
-    if (delay > 0 && state.unreported > 0) return Infinity;
-    const handedOver = this.handovers.length === 0 ? null : this.handedOverAt(host, now);
-    const last = Math.max(state.lastStartAt, handedOver ?? state.lastStartAt);
-    return Math.max(paused, last + delay + startMarginMs(delay) - now);
+    return state === undefined ? pausedMs(learned, now) : this.paceMs(host, state, learned, now);
   }
 
   /** The hop goes at `now`: a start whose crawler reports it when written, as a task's. */

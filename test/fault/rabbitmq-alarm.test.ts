@@ -2,13 +2,21 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/generated-site.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
-import { logMessages } from '../helpers/log-lines.js';
+import { logLines, logMessages } from '../helpers/log-lines.js';
 import { parsePrometheusText, sampleValue, type Family } from '../helpers/prometheus-text.js';
 import { rabbitDiskAlarm } from '../helpers/service-control.js';
 import { expectWholeCrawl } from '../helpers/topic-records.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const PAGES = 1_500;
+
+/** The scheduler's warnings and errors, with their fields, for a failure to say what went out again. */
+const warnings = (log: string): string =>
+  logLines(log)
+    .filter((line) => (line.level ?? 0) >= 40)
+    .map((line) => JSON.stringify(line))
+    .slice(-40)
+    .join('\n');
 /**
  * How long the alarm lasts: longer than the scheduler's publish confirm timeout (30 s), which must
  * not count time the broker blocks the connection. When it did, the link was dropped at 30 s and
@@ -104,7 +112,8 @@ describe('a RabbitMQ disk alarm during a cluster crawl', () => {
     const refetched = site.stats().pageResponses - PAGES;
     assert.ok(
       refetched < PAGES * 0.005,
-      `no lease ran out during the alarm: ${refetched} pages fetched twice`,
+      `no lease ran out during the alarm: ${refetched} pages fetched twice; the scheduler's warnings:\n` +
+        warnings(cluster.schedulerLog()),
     );
     assert.deepEqual(
       logMessages(cluster.schedulerLog()).filter((m) => m === 'dropping the broker link'),

@@ -1118,6 +1118,14 @@ class RabbitFrontierImpl implements RabbitFrontier {
   private handBackOverdue(): void {
     const { expired, tooOld } = this.book.takeOverdue(this.clock(), Date.now() - MAX_HOLD_MS);
     for (const d of [...expired, ...tooOld]) this.handBack(d);
+    if (expired.length > 0) {
+      // A lease runs out when its holder neither settled nor renewed it in time: the task goes out
+      // again, so an operator (and a test counting refetches) should see when and how many.
+      this.log.warn(
+        { leases: expired.length },
+        'handing back leases that ran out; their tasks will be fetched again',
+      );
+    }
     if (tooOld.length > 0) {
       this.log.warn(
         { deliveries: tooOld.length, maxHoldMs: MAX_HOLD_MS },
