@@ -106,6 +106,12 @@ const report = {
 process.stdout.write(`\n${formatTable(results)}\n\n`);
 for (const t of targets) process.stdout.write(`${t.text}\n`);
 for (const r of results) {
+  if (r.status !== 'ok' || r.kind !== 'ackcrawl' || r.peakPssMb === null) continue;
+  process.stdout.write(
+    `${r.runner} peak PSS = ${r.peakPssMb} MB (pages shared between processes, node's code above all, counted once; the target is on the RSS sum)\n`,
+  );
+}
+for (const r of results) {
   if (r.startPagesPerSecond == null || r.endPagesPerSecond == null) continue;
   process.stdout.write(
     `${r.runner}: ${r.startPagesPerSecond} pages/s over the first 10 % of pages, ${r.endPagesPerSecond} over the last 10 %\n`,

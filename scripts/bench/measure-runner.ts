@@ -90,6 +90,7 @@ export function toRunnerResult(
     reapedCpuSeconds: round(run.reapedCpuSeconds, 2),
     cpuMsPerPage: pages > 0 ? round((run.cpuSeconds * 1000) / pages, 3) : 0,
     peakRssMb: round(run.peakRssBytes / 1024 / 1024, 1),
+    peakPssMb: run.peakPssBytes === null ? null : round(run.peakPssBytes / 1024 / 1024, 1),
     peakProcesses: run.peakProcesses,
     ...(spec.kind === 'ackcrawl' ? { processes: processFigures(run.processes) } : {}),
     ratioVsCrawlee: null,

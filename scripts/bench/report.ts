@@ -25,6 +25,11 @@ export interface RunnerResult {
   reapedCpuSeconds: number;
   cpuMsPerPage: number;
   peakRssMb: number;
+  /**
+   * The tree's peak sum of PSS: each shared page (node's code, mapped by every Node process) counted
+   * once, where peakRssMb counts it once per process. Null where /proc gives no PSS.
+   */
+  peakPssMb: number | null;
   peakProcesses: number;
   /** Per process of the tree (ackcrawl runners): where its CPU and its peak RSS went. */
   processes?: ProcessFigures[];
@@ -75,7 +80,14 @@ export function skippedResult(spec: { name: string; kind: RunnerKind; skip?: str
       reportedPagesPerSecond: null,
     },
     ...{ cpuSeconds: 0, sampledCpuSeconds: 0, reapedCpuSeconds: 0, cpuMsPerPage: 0 },
-    ...{ peakRssMb: 0, peakProcesses: 0, ratioVsCrawlee: null, ratioVsBare: null, ratioVsEmbedded: null },
+    ...{
+      peakRssMb: 0,
+      peakPssMb: null,
+      peakProcesses: 0,
+      ratioVsCrawlee: null,
+      ratioVsBare: null,
+      ratioVsEmbedded: null,
+    },
   };
 }
 
@@ -164,7 +176,16 @@ export function targetVerdicts(results: RunnerResult[]): TargetVerdict[] {
 }
 
 export function formatTable(results: RunnerResult[]): string {
-  const header = ['runner', 'pages', 'seconds', 'pages/s', 'CPU s', 'CPU ms/page', 'peak RSS MB'];
+  const header = [
+    'runner',
+    'pages',
+    'seconds',
+    'pages/s',
+    'CPU s',
+    'CPU ms/page',
+    'peak RSS MB',
+    'peak PSS MB',
+  ];
   header.push('vs Crawlee', 'vs bare', 'vs embedded', 'services CPU s');
   const rows = results.map((r) =>
     r.status === 'skipped'
@@ -177,6 +198,7 @@ export function formatTable(results: RunnerResult[]): string {
           r.cpuSeconds.toFixed(1),
           r.cpuMsPerPage.toFixed(2),
           r.peakRssMb.toFixed(0),
+          r.peakPssMb === null ? '-' : r.peakPssMb.toFixed(0),
           ratio(r.ratioVsCrawlee),
           ratio(r.ratioVsBare),
           ratio(r.ratioVsEmbedded),

@@ -13,6 +13,8 @@ export interface MeasuredRun {
   /** Exact CPU of every process of the tree that was waited for, read from our own cutime+cstime. */
   reapedCpuSeconds: number;
   peakRssBytes: number;
+  /** The tree's peak sum of PSS (shared pages counted once); null where /proc has none. */
+  peakPssBytes: number | null;
   peakProcesses: number;
   /** Each process of the tree: its CPU, its peak RSS and its share of the tree's peak. */
   processes: ProcessUsage[];
@@ -82,6 +84,7 @@ export async function runMeasured(cmd: MeasuredCommand): Promise<MeasuredRun> {
     sampledCpuSeconds: usage.sampledCpuSeconds,
     reapedCpuSeconds,
     peakRssBytes: usage.peakRssBytes,
+    peakPssBytes: usage.peakPssBytes,
     peakProcesses: usage.peakProcesses,
     processes: usage.processes,
     summary: lastJsonObject(stdout),

@@ -1,5 +1,12 @@
 import { processLabel } from './process-label.js';
-import { clockTicksPerSecond, pageSizeBytes, readAllProcStats, type ProcStat } from './proc-stat.js';
+import { readPssBytes } from './proc-pss.js';
+import {
+  clockTicksPerSecond,
+  pageSizeBytes,
+  readAllProcStats,
+  readProcStat,
+  type ProcStat,
+} from './proc-stat.js';
 
 /** One process of the tree over the whole run. */
 export interface ProcessUsage {
@@ -17,6 +24,11 @@ export interface TreeUsage {
   sampledCpuSeconds: number;
   /** Largest sum of RSS over the tree's live processes at one sample. */
   peakRssBytes: number;
+  /**
+   * Largest sum of PSS over the tree's live processes at one sample (proc-pss.ts): shared pages
+   * counted once, as the machine holds them. Null when /proc gave no PSS.
+   */
+  peakPssBytes: number | null;
   /** Most processes alive in the tree at one sample. */
   peakProcesses: number;
   samples: number;
@@ -45,6 +57,7 @@ export function startTreeMonitor(rootPids: number | readonly number[], intervalM
   const maxTicks = new Map<string, number>();
   const perProcess = new Map<string, { pid: number; label: string; peakRssPages: number; atPeak: number }>();
   let peakRssPages = 0;
+  let peakPssBytes: number | null = null;
   let peakProcesses = 0;
   let samples = 0;
 
@@ -65,8 +78,15 @@ export function startTreeMonitor(rootPids: number | readonly number[], intervalM
       stack.push(...(children.get(p.pid) ?? []));
     }
     let rss = 0;
+    let pss: number | null = 0;
     for (const p of live.values()) {
       rss += p.rssPages;
+      const own = readPssBytes(p.pid);
+      if (own === undefined) {
+        // Gone or a zombie since the listing: it holds no memory. Alive and unreadable: no sum.
+        const now = readProcStat(p.pid);
+        if (now !== undefined && now.state !== 'Z') pss = null;
+      } else if (pss !== null) pss += own;
       maxTicks.set(key(p), Math.max(maxTicks.get(key(p)) ?? 0, p.cpuTicks));
       let one = perProcess.get(key(p));
       if (!one)
@@ -83,6 +103,7 @@ export function startTreeMonitor(rootPids: number | readonly number[], intervalM
       }
     }
     peakRssPages = Math.max(peakRssPages, rss);
+    if (pss !== null) peakPssBytes = Math.max(peakPssBytes ?? 0, pss);
     peakProcesses = Math.max(peakProcesses, live.size);
     samples++;
   };
@@ -98,6 +119,7 @@ export function startTreeMonitor(rootPids: number | readonly number[], intervalM
       return {
         sampledCpuSeconds: ticks / clockTicksPerSecond,
         peakRssBytes: peakRssPages * pageSizeBytes,
+        peakPssBytes,
         peakProcesses,
         samples,
         processes: [...perProcess].map(([k, one]) => ({

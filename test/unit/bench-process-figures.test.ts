@@ -52,3 +52,36 @@ test('the measured tree is split by process: each child has its own CPU and peak
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("the tree's PSS counts node's shared code once, where the RSS sum counts it per process", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-pss-'));
+  try {
+    const holder = join(dir, 'holder.js');
+    // 60 MB of its own (written, so private), held long enough for several samples.
+    writeFileSync(
+      holder,
+      'const held = Buffer.alloc(60 * 1024 * 1024, 1);\n' +
+        'setTimeout(() => process.stdout.write(String(held.length) + "\\n"), 1_500);\n',
+    );
+    const parent = join(dir, 'parent.js');
+    writeFileSync(
+      parent,
+      `const { spawnSync } = require('node:child_process');\n` +
+        `spawnSync(process.execPath, [${JSON.stringify(holder)}], { stdio: 'ignore' });\n`,
+    );
+    const run = await runMeasured({ command: process.execPath, args: [parent], timeoutMs: 30_000 });
+    assert.equal(run.exitCode, 0);
+    assert.notEqual(run.peakPssBytes, null, 'this Linux has smaps_rollup');
+    const pss = run.peakPssBytes ?? 0;
+    const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+    assert.ok(pss >= 60 * 1024 * 1024, `the held 60 MB is in the PSS (${mib(pss)})`);
+    // Two Node processes map one node binary: its resident code, some tens of MB, is counted
+    // twice in the RSS sum and once in the PSS.
+    assert.ok(
+      pss <= run.peakRssBytes - 10 * 1024 * 1024,
+      `PSS ${mib(pss)} is well under the RSS sum ${mib(run.peakRssBytes)}`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
