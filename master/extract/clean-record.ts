@@ -69,6 +69,11 @@ export async function cleanRecord(
   }
   const ids = { captureId: record.captureId, runId: record.runId, url: record.url };
   if (record.outcome !== 'ok') return { kind: 'skip', reason: `a ${record.outcome} fetch` };
+  // A page that redirects to another host is recorded as the 3xx it answered (its target is a
+  // link): its body, if any, is the server's "moved" note, not an article.
+  if (record.status !== null && record.status >= 300 && record.status < 400) {
+    return { kind: 'skip', reason: `a redirect (HTTP ${record.status})` };
+  }
   const body = await bodyOf(record, options.blobStore);
   if (body.kind === 'missing') return fail(source, ids, 'EXTRACT_BODY_MISSING', body.reason, options);
   if (body.kind === 'none') return { kind: 'skip', reason: 'no body' };

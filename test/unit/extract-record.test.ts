@@ -146,4 +146,19 @@ describe('cleanRecord', () => {
     );
     assert.equal(empty.kind, 'skip');
   });
+
+  test("a redirect's record is skipped: its body is the server's note, not an article", async () => {
+    const moved = await cleanRecord(
+      value({
+        ...base(),
+        status: 301,
+        headers: { location: 'http://other.test/article' },
+        links: ['http://other.test/article'],
+        body: '<html><body><h1>Moved Permanently</h1><p>The document has moved here.</p></body></html>',
+      }),
+      's',
+      options(),
+    );
+    assert.deepEqual(moved, { kind: 'skip', reason: 'a redirect (HTTP 301)' });
+  });
 });

@@ -5,6 +5,7 @@ import type { Agents } from './agents.js';
 import { httpStatusCode } from '../../../shared/error-codes/index.js';
 import { FetchError, parseRetryAfter, taskWithdrawn, toFetchError } from './fetch-error.js';
 import { RedirectSpacing } from './redirect-spacing.js';
+import { staysOnHost } from './redirect-target.js';
 
 export interface FetchedPage {
   status: number;
@@ -78,6 +79,12 @@ export interface FetchRoute {
   onRequestSent?: () => void;
   /** A redirect back to the URL's host waits for this: the scheduler's grant (redirect-spacing.ts). */
   awaitHop?: () => Promise<void>;
+  /**
+   * A redirect to another host is not followed: the fetch ends with the 3xx response, whose Location
+   * the crawl queues as a link (redirect-target.ts). A page's fetch sets it; robots.txt and sitemaps
+   * follow every redirect.
+   */
+  stayOnHost?: boolean;
   /** Overrides the body cap for this fetch (sitemaps, robots.txt). */
   maxBodyBytes?: number;
   /** A body over the cap is cut at it and the fetch succeeds (robots.txt: the first 500 KiB count). */
@@ -100,7 +107,14 @@ export interface FetchRoute {
 /** What a caller above the fetcher sets per fetch (the routed fetcher adds the route itself). */
 export type FetchHooks = Pick<
   FetchRoute,
-  'onRequestSent' | 'awaitHop' | 'maxBodyBytes' | 'truncate' | 'resendOnStaleSocket' | 'headers' | 'signal'
+  | 'onRequestSent'
+  | 'awaitHop'
+  | 'stayOnHost'
+  | 'maxBodyBytes'
+  | 'truncate'
+  | 'resendOnStaleSocket'
+  | 'headers'
+  | 'signal'
 >;
 
 /**
@@ -207,6 +221,7 @@ export class Fetcher {
         ...(route.userAgent || route.headers
           ? { headers: { ...route.headers, ...(route.userAgent ? { 'user-agent': route.userAgent } : {}) } }
           : {}),
+        ...(route.stayOnHost ? { followRedirect: staysOnHost(url) } : {}),
         ...(spacing
           ? {
               hooks: {

@@ -73,6 +73,7 @@ export class RoutedFetcher {
     const report = {
       ...(hooks.onRequestSent ? { onRequestSent: hooks.onRequestSent } : {}),
       ...(hooks.awaitHop ? { awaitHop: hooks.awaitHop } : {}),
+      ...(hooks.stayOnHost ? { stayOnHost: true } : {}),
       // Per-fetch body limits (sitemaps, robots.txt) pass through to every try.
       ...(hooks.maxBodyBytes !== undefined ? { maxBodyBytes: hooks.maxBodyBytes } : {}),
       ...(hooks.truncate ? { truncate: true } : {}),

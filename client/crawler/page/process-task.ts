@@ -12,6 +12,7 @@ import { DEFAULT_MAX_LINKS_PER_PAGE, DEFAULT_MAX_URL_LENGTH } from '../../../sha
 import { extractLinks, type ExtractedLinks } from '../parse/link-extractor.js';
 import type { FetchedPage, FetchHooks } from '../fetch/fetcher.js';
 import { statusFailure } from '../fetch/fetcher.js';
+import { movedTo } from '../fetch/redirect-target.js';
 import { FetchError, toFetchError } from '../fetch/fetch-error.js';
 import { RoutedFetchError, type FetchVia } from '../fetch/routed-fetcher.js';
 import { encodeBody } from '../../../shared/text/body-encoding.js';
@@ -70,6 +71,7 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
     ...(ctx.onRequestSent ? { onRequestSent: ctx.onRequestSent } : {}),
     // Redirects back to the task's host wait for the scheduler's grant (redirect-spacing.ts).
     ...(ctx.awaitHop ? { awaitHop: ctx.awaitHop } : {}),
+    ...(staysOnHost(task) ? { stayOnHost: true } : {}),
     // A sitemap may be larger than a page: its own cap (its entries are read up to their limits).
     ...(task.kind === 'sitemap' ? { maxBodyBytes: sitemapLimitsOf(ctx).maxBytes } : {}),
     // The last attempt was reset: the server resets this URL, so one request for this attempt.
@@ -88,10 +90,24 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
     return await ctx.render(task.url, ctx.signal);
   } catch (err) {
     if (err instanceof FetchError && err.code === NOT_A_PAGE) {
-      return ctx.fetcher.fetch(task.url, ctx.signal ? { signal: ctx.signal } : {});
+      return ctx.fetcher.fetch(task.url, {
+        ...(staysOnHost(task) ? { stayOnHost: true } : {}),
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
     }
     throw err;
   }
+}
+
+/**
+ * Whether the task's redirects to another host end its fetch, the target queued as a link (through
+ * the crawl's scope, dedup, robots.txt and that host's politeness: redirect-target.ts). Every page
+ * but one the user gave (no parent): a seed names the site the user asked for, and
+ * `http://example.com/` answering with `https://www.example.com/` is how most sites greet their
+ * bare name, so a seed follows it in its task. Sitemaps follow every redirect.
+ */
+function staysOnHost(task: WireTask): boolean {
+  return task.kind !== 'sitemap' && task.parentUrl !== null;
 }
 
 export const DEFAULT_SITEMAP_LIMITS: SitemapLimits = { maxUrls: 50_000, maxBytes: 50 * 1024 * 1024 };
@@ -115,6 +131,8 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
   let page: FetchedPage | null = null;
   let failure: FetchError | null = null;
   let via: FetchVia | null = null;
+  /** The other host's URL the page redirects to (not followed: queued as its one link), or null. */
+  let moved: string | null = null;
   try {
     const obtained = await obtain(task, ctx);
     page = obtained;
@@ -132,7 +150,8 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
         durationMs,
       });
     }
-    failure = statusFailure(obtained);
+    moved = staysOnHost(task) && obtained.rendered !== true ? movedTo(obtained) : null;
+    if (moved === null) failure = statusFailure(obtained);
   } catch (err) {
     failure = toFetchError(err);
     if (err instanceof RoutedFetchError) via = err.via;
@@ -146,6 +165,7 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     page && media
       ? encodeBody(page.body, rendered ? RENDERED_TYPE : page.contentType, media.essence, ctx.defaultCharset)
       : null;
+  const maxUrlLength = ctx.linkLimits?.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH;
   let extracted: ExtractedLinks | null = null;
   let entries: SitemapEntry[] | undefined;
   if (page && !failure && task.kind === 'sitemap') {
@@ -155,13 +175,13 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     } catch (err) {
       failure = toFetchError(err);
     }
-  } else if (page && body && media && !failure && isHtmlMediaType(media.essence)) {
+  } else if (page && body && media && !failure && moved === null && isHtmlMediaType(media.essence)) {
     try {
       // Only a `replacement`-encoded page is left undecoded; its links are ASCII, which latin1 reads.
       const text = body.encoding === 'utf8' ? body.body : page.body.toString('latin1');
       extracted = extractLinks(text, page.finalUrl, {
         encoding: body.charset?.name ?? 'UTF-8',
-        maxUrlLength: ctx.linkLimits?.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH,
+        maxUrlLength,
         maxLinks: ctx.linkLimits?.maxLinksPerPage ?? DEFAULT_MAX_LINKS_PER_PAGE,
         xml: media.essence === 'application/xhtml+xml',
       });
@@ -169,8 +189,14 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
       failure = new FetchError('PARSE_FAILED', `link extraction failed: ${String(err)}`);
     }
   }
-  const links = entries ? [...new Set(entries.map((e) => e.url))] : (extracted?.links ?? []);
-  const follow = entries ? links : (extracted?.follow ?? []);
+  // A redirect's one link is its target, within the crawl's URL length as a page's links are.
+  const movedLinks = moved === null || moved.length > maxUrlLength ? [] : [moved];
+  const links = entries
+    ? [...new Set(entries.map((e) => e.url))]
+    : moved !== null
+      ? movedLinks
+      : (extracted?.links ?? []);
+  const follow = entries || moved !== null ? links : (extracted?.follow ?? []);
   const nofollow = extracted?.metaNofollow ?? false;
   const followSet = new Set(follow);
   const nofollowLinks = nofollow ? [] : links.filter((l) => !followSet.has(l));
@@ -210,7 +236,10 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     sniffedContentType: media?.sniffed === true ? media.essence : null,
     canonicalUrl: extracted?.canonicalUrl ?? null,
     refreshUrl: extracted?.refreshUrl ?? null,
-    linksDropped: extracted?.dropped ?? { tooLong: 0, overLimit: 0 },
+    linksDropped: extracted?.dropped ?? {
+      tooLong: moved !== null && movedLinks.length === 0 ? 1 : 0,
+      overLimit: 0,
+    },
     userAgent: via ? via.userAgent : undefined,
     proxy: via?.proxy ? via.proxy : undefined,
     lastmod: task.lastmod ? task.lastmod : undefined,
@@ -227,7 +256,9 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     : null;
   // What the next run of the job may send back (fetched pages only: see conditionalHeaders).
   const validators =
-    page && !failure && !rendered && task.kind !== 'sitemap' ? responseValidators(page.headers) : undefined;
+    page && !failure && moved === null && !rendered && task.kind !== 'sitemap'
+      ? responseValidators(page.headers)
+      : undefined;
   const header: OutcomeHeader = {
     type: 'outcome',
     taskId: task.taskId,
