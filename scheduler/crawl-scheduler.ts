@@ -227,6 +227,8 @@ export class CrawlScheduler implements RunHost {
       hold: {
         waitMs: (next, now) => this.robots.waitMs(next, now),
         nextTask: (sessionId, now) => this.robots.nextTask(sessionId, now),
+        checksHops: (lease) => this.robots.checksHops(lease),
+        allowsHop: (lease, url) => this.robots.allowsHop(lease, url),
       },
       crashes: crashOutcomes({
         tally: this.crashes,
@@ -353,7 +355,7 @@ export class CrawlScheduler implements RunHost {
         onCredit: () => this.dispatcher.pump(),
         onOutcome: (session, outcome) => this.onOutcome(session, outcome),
         onStarted: (session, taskId) => this.dispatcher.started(session.id, taskId),
-        onHop: (session, taskId) => this.dispatcher.hop(session.id, taskId),
+        onHop: (session, taskId, url) => this.dispatcher.hop(session.id, taskId, url),
         onRobots: (session, answer) => this.onRobots(session, answer),
         onWorking: (session, taskIds) => this.dispatcher.working(session.id, taskIds),
         onRelease: (session, taskIds) => {

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { isCertificateError } from '../../shared/config/tls.js';
 import type { Logger } from '../../shared/logger.js';
+import type { HopAnswer } from './fetch/redirect-spacing.js';
 import {
   MAX_RUNS_PER_SESSION,
   schedulerMessageSchema,
@@ -33,8 +34,9 @@ export interface SchedulerClientOptions {
    * Does the task; calls `started` when its request goes out (sent on only if the task asked).
    * `signal` is aborted when the connection that brought the task ends: the scheduler has handed
    * the task back, so its fetch should stop. `hop` asks the scheduler to let a redirect back to
-   * the task's host go (tasks with `hopGrants`), and resolves when it does; it never resolves
-   * once the connection is gone (the signal says so).
+   * the task's host go to a URL (tasks with `hopGrants`), and resolves with its answer: `granted`,
+   * or `denied` (robots.txt disallows the URL); it never resolves once the connection is gone (the
+   * signal says so).
    * Resolves with its outcome frame (binary), or a text message for a `robots` task. Should not
    * throw; when it does, `failed` says what to send instead.
    */
@@ -43,7 +45,7 @@ export interface SchedulerClientOptions {
     settings: FetchSettings,
     started: () => void,
     signal: AbortSignal,
-    hop: () => Promise<void>,
+    hop: (url: string) => Promise<HopAnswer>,
   ) => Promise<Buffer | string>;
   /**
    * The outcome of a task whose `work` threw or rejected (a bug): a failed outcome, so the task
@@ -81,7 +83,7 @@ export class SchedulerClient {
   /** Tasks of the current connection running: their outcomes are still wanted. */
   private readonly live = new Set<string>();
   /** Tasks of this connection waiting for the scheduler's `hop-granted`, by task id. */
-  private readonly hopWaiters = new Map<string, () => void>();
+  private readonly hopWaiters = new Map<string, (answer: HopAnswer) => void>();
   private owed = 0;
   private creditTimer: NodeJS.Immediate | null = null;
   /** A turn's messages go out in one write, the turn's credit with them. */
@@ -253,10 +255,11 @@ export class SchedulerClient {
         return;
       case 'heartbeat':
         return;
-      case 'hop-granted': {
-        const go = this.hopWaiters.get(message.taskId);
+      case 'hop-granted':
+      case 'hop-denied': {
+        const answer = this.hopWaiters.get(message.taskId);
         this.hopWaiters.delete(message.taskId);
-        go?.();
+        answer?.(message.type === 'hop-granted' ? 'granted' : 'denied');
         return;
       }
     }
@@ -319,11 +322,11 @@ export class SchedulerClient {
         this.sendText({ type: 'started', taskId: task.taskId });
       }
     };
-    const hop = (): Promise<void> =>
-      new Promise<void>((resolve) => {
+    const hop = (url: string): Promise<HopAnswer> =>
+      new Promise<HopAnswer>((resolve) => {
         if (!task.hopGrants || epoch !== this.epoch || !this.live.has(task.taskId)) return;
         this.hopWaiters.set(task.taskId, resolve);
-        this.sendText({ type: 'hop', taskId: task.taskId });
+        this.sendText({ type: 'hop', taskId: task.taskId, url });
       });
     let work: Promise<Buffer | string>;
     try {

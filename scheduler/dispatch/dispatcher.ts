@@ -25,6 +25,8 @@ export interface CrawlerSession {
   sendTasks(tasks: WireTask[]): void;
   /** The task's redirect back to its host may go (HopGrants). */
   grantHop?(taskId: string): void;
+  /** The task's redirect back to its host may not go: robots.txt disallows it (HopGrants). */
+  denyHop?(taskId: string): void;
 }
 
 /**
@@ -47,6 +49,13 @@ export interface HostHold {
   waitMs(next: Lease, now: number): number;
   /** A task of the hold's own (a robots.txt fetch) for this session, sent before any lease; or null. */
   nextTask(sessionId: string, now: number): WireTask | null;
+  /**
+   * True when the lease's redirects back to its host must be checked (robots.txt is obeyed and it
+   * is a page): its task carries `hopGrants`, and each such hop asks `allowsHop` first.
+   */
+  checksHops?(lease: Lease): boolean;
+  /** Whether a redirect of the lease's task to `url`, on its host, may be followed (false: robots.txt disallows it). */
+  allowsHop?(lease: Lease, url: string): boolean;
 }
 
 export interface DispatcherOptions {
@@ -142,6 +151,8 @@ export class Dispatcher {
       clock: options.clock,
       flightOf: (sessionId, taskId) => this.inFlight.of(sessionId, taskId),
       grant: (sessionId, taskId) => this.sessions.get(sessionId)?.grantHop?.(taskId),
+      deny: (sessionId, taskId) => this.sessions.get(sessionId)?.denyHop?.(taskId),
+      ...(hold?.allowsHop ? { allows: hold.allowsHop.bind(hold) } : {}),
       dropped: (host) => {
         this.buffer.recheck(host);
         this.suspects.recheck(host);
@@ -274,9 +285,9 @@ export class Dispatcher {
     return flight;
   }
 
-  /** The crawler asks to send a redirect of a task back to the task's host (HopGrants). */
-  hop(sessionId: string, taskId: string): void {
-    if (!this.closed) this.hops.ask(sessionId, taskId);
+  /** The crawler asks to send a redirect of a task back to the task's host, to `url` (HopGrants). */
+  hop(sessionId: string, taskId: string, url?: string): void {
+    if (!this.closed) this.hops.ask(sessionId, taskId, url);
   }
 
   /**
@@ -391,6 +402,7 @@ export class Dispatcher {
       const task = wireTaskOf(lease, {
         render,
         reportStart,
+        hopGrants: reportStart || this.options.hold?.checksHops?.(lease) === true,
         jobId: this.options.jobOf?.(lease.runId) ?? DEFAULT_JOB_ID,
         ...(validators ? { validators } : {}),
       });
@@ -400,6 +412,7 @@ export class Dispatcher {
           sessionId: session.id,
           sentAt: now,
           startPending: reportStart,
+          paced: reportStart,
           working: false,
           suspect,
           ...(task.captureId ? { captureId: task.captureId } : {}),

@@ -7,6 +7,8 @@ export interface InFlight {
   sentAt: number;
   /** The crawler must report when the request goes out (`started`), and has not yet. */
   startPending: boolean;
+  /** Its host has a delay: the task was sent with `reportStart`, and its hops wait for the gate. */
+  paced: boolean;
   /** The crawler said it works on the task (`working`): it was not just queued there. */
   working: boolean;
   /** A suspect (see CrashPolicy in dispatcher.ts): at most one such task per crawler at a time. */

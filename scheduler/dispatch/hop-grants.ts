@@ -8,6 +8,10 @@ export interface HopGrantsDeps {
   flightOf(sessionId: string, taskId: string): InFlight | null;
   /** Tells the crawler its hop may go (`hop-granted`). */
   grant(sessionId: string, taskId: string): void;
+  /** Tells the crawler its hop may not go (`hop-denied`): robots.txt disallows its target. */
+  deny(sessionId: string, taskId: string): void;
+  /** Whether a hop of the lease's task to `url` may go as far as robots.txt is concerned; absent: all may. */
+  allows?(lease: InFlight['lease'], url: string): boolean;
   /** A hop was dropped (its task ended): the host's new tasks, held behind it, may go. */
   dropped(host: string): void;
   /** Calls `serve` again in `ms` (the dispatcher's wake: its pump serves hops first). */
@@ -22,9 +26,10 @@ interface WaitingHop {
 }
 
 /**
- * Redirects back to a task's host, granted as the host's requests are started: a crawler follows
- * redirects inside a task, and one that leads back to the task's host asks (`hop`) before it sends
- * the next request. The hop waits for the host's delay after its last start, whichever task made
+ * Redirects back to a task's host, checked against its robots.txt and granted as the host's
+ * requests are started: a crawler follows redirects inside a task, and one that leads back to the
+ * task's host asks (`hop`, with its target) before it sends the next request. A target robots.txt
+ * disallows is denied at once, and an unpaced host's hop granted at once. The hop waits for the host's delay after its last start, whichever task made
  * it, and goes before any new task of the host (the gate holds those while a hop waits). Once
  * granted it is a start like a task's: the crawler reports its write with `started`, and the host's
  * next request waits for that report. A hop whose task ended meanwhile is dropped.
@@ -38,11 +43,23 @@ export class HopGrants {
     return this.waiting.length;
   }
 
-  /** The crawler asks to send the hop of a task in flight on its session; unknown tasks are ignored. */
-  ask(sessionId: string, taskId: string): void {
+  /**
+   * The crawler asks to send the hop of a task in flight on its session, to `url` (absent from a
+   * crawler that predates it); unknown tasks are ignored. A target robots.txt disallows is denied
+   * at once; an unpaced host's hop is granted at once; a paced host's waits for its delay.
+   */
+  ask(sessionId: string, taskId: string, url?: string): void {
     const flight = this.deps.flightOf(sessionId, taskId);
     if (!flight || this.waiting.some((h) => h.flight === flight)) return;
     const { host } = flight.lease;
+    if (url !== undefined && this.deps.allows?.(flight.lease, url) === false) {
+      this.deps.deny(sessionId, taskId);
+      return;
+    }
+    if (!flight.paced) {
+      this.deps.grant(sessionId, taskId);
+      return;
+    }
     this.deps.gate.holdForHop(host);
     this.waiting.push({ sessionId, taskId, host, flight });
     this.serve();

@@ -8,7 +8,14 @@ import type { Lease } from '../../shared/protocol/task.js';
  */
 export function wireTaskOf(
   lease: Lease,
-  options: { render: boolean; reportStart: boolean; jobId: string; validators?: TaskValidators },
+  options: {
+    render: boolean;
+    reportStart: boolean;
+    /** Redirects back to the task's host ask the scheduler first (robots.txt, and a paced host's delay). */
+    hopGrants: boolean;
+    jobId: string;
+    validators?: TaskValidators;
+  },
 ): WireTask {
   return {
     taskId: lease.taskId,
@@ -20,9 +27,10 @@ export function wireTaskOf(
     attempt: lease.attempt,
     parentUrl: lease.parentUrl,
     ...(options.render ? { render: true } : {}),
-    // A paced host: the crawler reports its request's start, and redirects back to the host wait
-    // for the scheduler's grant (Dispatcher.hop).
-    ...(options.reportStart ? { reportStart: true, hopGrants: true } : {}),
+    // A paced host: the crawler reports its request's start.
+    ...(options.reportStart ? { reportStart: true } : {}),
+    // Redirects back to the host wait for the scheduler's grant (Dispatcher.hop).
+    ...(options.hopGrants ? { hopGrants: true } : {}),
     // Sitemaps (scheduler/robots): what to do with the URL, and the lastmod its record carries.
     ...(lease.kind ? { kind: lease.kind } : {}),
     ...(lease.lastmod ? { lastmod: lease.lastmod } : {}),

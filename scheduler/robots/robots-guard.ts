@@ -203,6 +203,26 @@ export class RobotsGuard {
     return false;
   }
 
+  /**
+   * Whether a page's redirects back to its host are checked against the host's rules (its task
+   * asks before each: `hopGrants`). Sitemaps are fetched whatever robots.txt says of them.
+   */
+  checksHops(lease: Pick<Lease, 'kind'>): boolean {
+    return this.options.policy().respectRobots && lease.kind !== 'sitemap';
+  }
+
+  /**
+   * Whether a redirect of the lease's page to `url`, on its host, may be followed: false only when
+   * the host's known rules disallow it. The task was sent once the rules were known, so they are
+   * known here but for a rare expiry in between, when the hop goes (as the task did). A sitemap's
+   * redirects are not checked, as sitemaps are not.
+   */
+  allowsHop(lease: Pick<Lease, 'host' | 'kind'>, url: string): boolean {
+    if (!this.checksHops(lease)) return true;
+    const entry = this.options.cache.peek(lease.host);
+    return entry?.state !== 'known' || entry.rules.check(url).allowed;
+  }
+
   private captureOf(lease: Pick<Lease, 'runId'>): { jobId: string } {
     return { jobId: this.options.jobOf?.(lease.runId) ?? DEFAULT_JOB_ID };
   }

@@ -22,8 +22,8 @@ export interface SessionHandlers {
   onOutcome(session: WsSession, outcome: DecodedOutcome): void;
   /** The crawler's request for this task went out. */
   onStarted(session: WsSession, taskId: string): void;
-  /** A task's redirect leads back to its host: the crawler asks to send it (`hop`). */
-  onHop?(session: WsSession, taskId: string): void;
+  /** A task's redirect leads back to its host: the crawler asks to send it to `url` (`hop`). */
+  onHop?(session: WsSession, taskId: string, url: string | undefined): void;
   /** The answer to a `robots` task (scheduler/robots). */
   onRobots?(session: WsSession, answer: RobotsAnswer): void;
   /** The crawler starts work on these tasks. */
@@ -96,6 +96,10 @@ export class WsSession implements CrawlerSession {
 
   grantHop(taskId: string): void {
     this.send({ type: 'hop-granted', taskId });
+  }
+
+  denyHop(taskId: string): void {
+    this.send({ type: 'hop-denied', taskId });
   }
 
   sendTasks(tasks: WireTask[]): void {
@@ -175,7 +179,7 @@ export class WsSession implements CrawlerSession {
         this.handlers.onStarted(this, message.taskId);
         return;
       case 'hop':
-        this.handlers.onHop?.(this, message.taskId);
+        this.handlers.onHop?.(this, message.taskId, message.url);
         return;
       case 'robots':
         this.held.delete(message.taskId);

@@ -82,8 +82,16 @@ export const heartbeatSchema = z.object({ type: z.literal('heartbeat'), t: z.num
 export const byeSchema = z.object({ type: z.literal('bye') });
 /** The request of a task asked to `reportStart` went out (politeness counts delays from here). */
 export const startedSchema = z.object({ type: z.literal('started'), taskId: z.string().min(1).max(200) });
-/** A task's request was redirected back to its host (`hopGrants`): may the next request go? */
-export const hopSchema = z.object({ type: z.literal('hop'), taskId: z.string().min(1).max(200) });
+/**
+ * A task's request was redirected back to its host (`hopGrants`): may the next request go? `url`
+ * is where it goes (the scheduler checks it against the host's robots.txt); a crawler that predates
+ * it sends none.
+ */
+export const hopSchema = z.object({
+  type: z.literal('hop'),
+  taskId: z.string().min(1).max(200),
+  url: z.string().max(8192).optional(),
+});
 const taskIdsSchema = z.array(z.string().min(1).max(200)).min(1).max(10_000);
 /**
  * The crawler starts work on these tasks (sent before it does). Only a task being worked on counts
@@ -163,9 +171,10 @@ export const wireTaskSchema = z.object({
   /** Send `started` when the request goes out: the host has a delay between request starts. */
   reportStart: z.boolean().optional(),
   /**
-   * With `reportStart`: a redirect back to the task's host waits for the scheduler's grant (the
-   * crawler sends `hop`, the scheduler answers `hop-granted` when the host's delay allows), and
-   * its write is reported with `started` again.
+   * A redirect back to the task's host waits for the scheduler's answer: the crawler sends `hop`
+   * with the target, the scheduler answers `hop-denied` when the host's robots.txt disallows it,
+   * else `hop-granted` (for a paced host, when its delay allows; the hop's write is then reported
+   * with `started`, as with `reportStart`).
    */
   hopGrants: z.boolean().optional(),
   /** `robots`: fetch robots.txt and answer with a `robots` message instead of an outcome. */
@@ -209,6 +218,11 @@ export const schedulerMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('drain') }),
   /** The answer to `hop`: the task's redirect may go to its host now. */
   z.object({ type: z.literal('hop-granted'), taskId: z.string().min(1).max(200) }),
+  /**
+   * The answer to a `hop` whose target the host's robots.txt disallows: the fetch stops at the
+   * redirect, which is recorded with its Location as its link (refused in turn, as ROBOTS_DENIED).
+   */
+  z.object({ type: z.literal('hop-denied'), taskId: z.string().min(1).max(200) }),
   /** New fetch rules (a crawl was submitted with other settings); they apply to the next task. */
   z.object({ type: z.literal('settings'), fetch: fetchSettingsSchema }),
   runSettingsSchema,

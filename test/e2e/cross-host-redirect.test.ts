@@ -116,3 +116,46 @@ test("a found page's redirect to another host reaches it through the crawl: its 
     rmSync(out, { recursive: true, force: true });
   }
 });
+
+test("a redirect on the page's own host into a path its robots.txt disallows stops there", async () => {
+  const site = await serve((path, res) => {
+    if (path === '/robots.txt')
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
+    else if (path === '/') html(res, '<a href="/old">old</a> <a href="/moved-on">moved on</a>');
+    else if (path === '/old') res.writeHead(301, { location: '/private/login' }).end();
+    else if (path === '/moved-on') res.writeHead(301, { location: '/new' }).end();
+    else if (path === '/new' || path.startsWith('/private/')) html(res, 'a page');
+    else res.writeHead(404).end();
+  });
+  const out = mkdtempSync(join(tmpdir(), 'ackcrawl-redirect-robots-'));
+  try {
+    // No delay: the hop is checked for robots.txt alone, and granted at once when allowed.
+    const result = await runCli([
+      'crawl',
+      `${site.origin}/`,
+      '--out',
+      out,
+      '--allow-private',
+      '--host-delay',
+      '0',
+      '--json',
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    const byUrl = new Map(readRecords(out).map((r) => [r.url, r]));
+    const old = byUrl.get(`${site.origin}/old`);
+    assert.equal(old?.status, 301, 'the page is recorded as the redirect it answered');
+    assert.deepEqual(old?.links, [`${site.origin}/private/login`]);
+    assert.equal(byUrl.get(`${site.origin}/private/login`)?.error?.code, 'ROBOTS_DENIED');
+    const movedOn = byUrl.get(`${site.origin}/moved-on`);
+    assert.equal(movedOn?.status, 200, 'an allowed redirect is followed inside the task');
+    assert.equal(movedOn?.finalUrl, `${site.origin}/new`);
+    assert.ok(
+      !site.arrivals.some((a) => a.path.startsWith('/private/')),
+      `nothing under /private/ was requested: ${site.arrivals.map((a) => a.path).join(' ')}`,
+    );
+  } finally {
+    site.server.closeAllConnections();
+    site.server.close();
+    rmSync(out, { recursive: true, force: true });
+  }
+});

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Dispatcher, type CrawlerSession } from '../../scheduler/dispatch/dispatcher.js';
+import { Dispatcher, type CrawlerSession, type HostHold } from '../../scheduler/dispatch/dispatcher.js';
 import { HostGate } from '../../scheduler/politeness/host-gate.js';
 import { DEFAULT_POLITENESS } from '../../scheduler/politeness/politeness-settings.js';
 import { silentLogger } from '../../shared/logger.js';
@@ -36,6 +36,7 @@ function onceFrontier(leases: Lease[]): Frontier {
 function dispatcherOver(
   frontier: Frontier,
   gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 4, delayMs: 0 }),
+  hold?: HostHold,
 ) {
   return new Dispatcher({
     frontier,
@@ -45,6 +46,7 @@ function dispatcherOver(
     leaseMs: 60_000,
     bufferSize: 10,
     perHostBuffer: 10,
+    ...(hold ? { hold } : {}),
   });
 }
 
@@ -148,7 +150,7 @@ test("a host whose delay ends before the wake already set is served on time, not
  * Two tasks of one host (concurrency 2, `delayMs`) and one crawler session: the dispatcher, its
  * gate and what it sent, with when.
  */
-function twoTasksOfOneHost(host: string, delayMs: number) {
+function twoTasksOfOneHost(host: string, delayMs: number, hold?: HostHold) {
   const gate = new HostGate({ ...DEFAULT_POLITENESS, concurrency: 2, delayMs });
   const at = (n: number): Lease => ({
     ...lease(`${host}-${n}`),
@@ -156,17 +158,19 @@ function twoTasksOfOneHost(host: string, delayMs: number) {
     url: `https://${host}/${n}`,
     host,
   });
-  const dispatcher = dispatcherOver(onceFrontier([at(1), at(2)]), gate);
+  const dispatcher = dispatcherOver(onceFrontier([at(1), at(2)]), gate, hold);
   const sent: { taskId: string; at: number; hopGrants: boolean }[] = [];
   const granted: { taskId: string; at: number }[] = [];
+  const denied: string[] = [];
   dispatcher.addSession({
     id: 's1',
     credit: 10,
     sendTasks: (tasks) =>
       sent.push(...tasks.map((t) => ({ taskId: t.taskId, at: Date.now(), hopGrants: t.hopGrants === true }))),
     grantHop: (taskId) => granted.push({ taskId, at: Date.now() }),
+    denyHop: (taskId) => denied.push(taskId),
   });
-  return { gate, dispatcher, sent, granted };
+  return { gate, dispatcher, sent, granted, denied };
 }
 
 test('the tasks of a host with a delay say their redirects back to it wait for a grant', async () => {
@@ -205,6 +209,51 @@ test('a redirect back to the host is granted its delay after the last start, and
   await waitFor(() => sent.length === 2, { timeoutMs: 2_000, message: 'the second task sent' });
   const gap = (sent[1] as { at: number }).at - hopWritten;
   assert.ok(gap >= delayMs - 5, `the second task went ${gap} ms after the hop`);
+  await dispatcher.close();
+});
+
+/** robots.txt as the dispatcher sees it: hops of pages checked, `/private/` disallowed. */
+const ROBOTS_HOLD: HostHold = {
+  waitMs: () => 0,
+  nextTask: () => null,
+  checksHops: (lease) => lease.kind !== 'sitemap',
+  allowsHop: (_lease, url) => !new URL(url).pathname.startsWith('/private/'),
+};
+
+test('with robots.txt obeyed, every page’s redirects back to its host ask first, paced or not', async () => {
+  const unpaced = twoTasksOfOneHost('checked.test', 0, ROBOTS_HOLD);
+  unpaced.dispatcher.pump();
+  await waitFor(() => unpaced.sent.length === 2, { timeoutMs: 2_000, message: 'both tasks sent' });
+  assert.deepEqual(
+    unpaced.sent.map((t) => t.hopGrants),
+    [true, true],
+  );
+  // No delay: an allowed hop is granted at once, and the host's other tasks are not held for it.
+  unpaced.dispatcher.hop('s1', 'checked.test/1', 'https://checked.test/public');
+  assert.deepEqual(
+    unpaced.granted.map((g) => g.taskId),
+    ['checked.test/1'],
+  );
+  unpaced.dispatcher.hop('s1', 'checked.test/2', 'https://checked.test/private/x');
+  assert.deepEqual(unpaced.denied, ['checked.test/2'], 'a disallowed target is denied');
+  assert.equal(unpaced.granted.length, 1);
+  await unpaced.dispatcher.close();
+});
+
+test('a paced host’s hop to a disallowed target is denied at once, and holds nothing back', async () => {
+  const delayMs = 200;
+  const { dispatcher, sent, granted, denied } = twoTasksOfOneHost('denied.test', delayMs, ROBOTS_HOLD);
+  dispatcher.pump();
+  await waitFor(() => sent.length === 1, { timeoutMs: 2_000, message: 'the first task sent' });
+  dispatcher.started('s1', 'denied.test/1');
+  const firstStart = Date.now();
+  dispatcher.hop('s1', 'denied.test/1', 'https://denied.test/private/login');
+  assert.deepEqual(denied, ['denied.test/1'], 'denied without waiting for the delay');
+  // The host's second task is not held behind a hop: it goes its delay after the first start.
+  await waitFor(() => sent.length === 2, { timeoutMs: 2_000, message: 'the second task sent' });
+  const gap = (sent[1] as { at: number }).at - firstStart;
+  assert.ok(gap >= delayMs - 5 && gap < delayMs + 300, `the second task went ${gap} ms after the first`);
+  assert.deepEqual(granted, []);
   await dispatcher.close();
 });
 

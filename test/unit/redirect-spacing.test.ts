@@ -5,7 +5,11 @@ import { test } from 'node:test';
 import { createAgents } from '../../client/crawler/fetch/agents.js';
 import { FetchError } from '../../client/crawler/fetch/fetch-error.js';
 import { Fetcher } from '../../client/crawler/fetch/fetcher.js';
-import { RedirectSpacing } from '../../client/crawler/fetch/redirect-spacing.js';
+import {
+  RedirectSpacing,
+  type HopAnswer,
+  type StoppedRedirect,
+} from '../../client/crawler/fetch/redirect-spacing.js';
 import type { FetchSettings } from '../../shared/protocol/messages.js';
 
 const SETTINGS: FetchSettings = {
@@ -54,19 +58,29 @@ const close = (server: Server): Promise<void> =>
 const gapsOf = (arrivals: Arrival[]): number[] =>
   arrivals.slice(1).map((a, i) => a.at - (arrivals[i] as Arrival).at);
 
-/** A scheduler's grants, as the crawler sees them: each `hop` is answered `afterMs` later (never, when null). */
-function grants(afterMs: number | null): { awaitHop: () => Promise<void>; asked: () => number } {
-  let asked = 0;
+/**
+ * A scheduler's answers, as the crawler sees them: each `hop` is answered `afterMs` later (never,
+ * when null), granted unless `deny` says its URL may not go.
+ */
+function grants(
+  afterMs: number | null,
+  deny: (url: string) => boolean = () => false,
+): { awaitHop: (url: string) => Promise<HopAnswer>; asked: () => number; urls: string[] } {
+  const urls: string[] = [];
   return {
-    asked: () => asked,
-    awaitHop: () => {
-      asked += 1;
-      return new Promise<void>((resolve) => {
-        if (afterMs !== null) setTimeout(resolve, afterMs);
+    asked: () => urls.length,
+    urls,
+    awaitHop: (url) => {
+      urls.push(url);
+      return new Promise<HopAnswer>((resolve) => {
+        if (afterMs !== null) setTimeout(() => resolve(deny(url) ? 'denied' : 'granted'), afterMs);
       });
     },
   };
 }
+
+/** The redirect a hop comes from, as the fetcher hands it to beforeHop. */
+const FROM: StoppedRedirect = { status: 302, url: 'http://example.test/a', headers: {}, redirects: [] };
 
 test('each redirect back to the task’s host waits for the scheduler’s grant, and its write is reported', async () => {
   const { server, port, arrivals } = await site(() => ({ '/a': '/b', '/b': '/c', '/c': null }));
@@ -194,20 +208,52 @@ test('RedirectSpacing: which hops ask for a grant', async () => {
   assert.ok(spacing.isOwnHost('http://example.test:80/b'), 'the default port is the same host');
   assert.ok(spacing.isOwnHost('https://example.test/b'), 'the host key has no scheme (normalize.ts)');
   assert.ok(!spacing.isOwnHost('http://example.test:8080/b'), 'another port is another host');
-  await spacing.beforeHop(new URL('http://other.test/b'));
+  await spacing.beforeHop(new URL('http://other.test/b'), FROM);
   assert.equal(scheduler.asked(), 0, 'another host: at once');
-  await spacing.beforeHop(new URL('http://example.test/b'));
+  await spacing.beforeHop(new URL('http://example.test/b'), FROM);
   assert.equal(scheduler.asked(), 1);
+  assert.deepEqual(scheduler.urls, ['http://example.test/b'], 'the scheduler is told where the hop goes');
   const ungranted = new RedirectSpacing({ url: 'http://example.test/a', deadline: Date.now() + 1_000 });
-  await ungranted.beforeHop(new URL('http://example.test/b')); // no grants: at once
+  await ungranted.beforeHop(new URL('http://example.test/b'), FROM); // no grants: at once
   const late = new RedirectSpacing({
     url: 'http://example.test/a',
     awaitGrant: scheduler.awaitHop,
     deadline: Date.now() - 1,
   });
-  await assert.rejects(late.beforeHop(new URL('http://example.test/b')), (err: unknown) => {
+  await assert.rejects(late.beforeHop(new URL('http://example.test/b'), FROM), (err: unknown) => {
     assert.ok(err instanceof FetchError);
     assert.equal(err.code, 'REDIRECT_WAIT_OVER_TIMEOUT');
     return true;
   });
+});
+
+test('a hop the scheduler denies (robots.txt) ends the fetch with the redirect, and never goes', async () => {
+  const { server, port, arrivals } = await site(() => ({
+    '/a': '/b',
+    '/b': '/private/c',
+    '/private/c': null,
+  }));
+  const fetcher = new Fetcher(SETTINGS, createAgents({ allowPrivate: true }));
+  const origin = `http://127.0.0.1:${port}`;
+  try {
+    const scheduler = grants(0, (url) => new URL(url).pathname.startsWith('/private/'));
+    const page = await fetcher.fetch(`${origin}/a`, { awaitHop: scheduler.awaitHop });
+    assert.deepEqual(
+      scheduler.urls,
+      [`${origin}/b`, `${origin}/private/c`],
+      'each hop asked with its target',
+    );
+    assert.equal(page.status, 302, 'the fetch ends with the redirect it stopped at');
+    assert.equal(page.finalUrl, `${origin}/b`);
+    assert.deepEqual(page.redirects, [`${origin}/b`], 'the granted hop only');
+    assert.equal(page.headers['location'], '/private/c');
+    assert.equal(page.body.length, 0);
+    assert.deepEqual(
+      arrivals.map((a) => a.path),
+      ['/a', '/b'],
+      'the denied hop never reached the host',
+    );
+  } finally {
+    await close(server);
+  }
 });

@@ -122,6 +122,27 @@ describe('RobotsGuard', () => {
     void fetchRobots;
   });
 
+  test('a page’s redirects on its host are checked against its rules; a sitemap’s are not', () => {
+    const { clock, guard, fetchRobots } = setup();
+    guard.waitMs(lease('/'), clock.now());
+    assert.equal(
+      guard.allowsHop(lease('/a'), `${ORIGIN}/private/x`),
+      true,
+      'rules unknown: as the task went',
+    );
+    fetchRobots(ok('User-agent: *\nDisallow: /private\nAllow: /private/open\n'));
+    assert.equal(guard.checksHops(lease('/a')), true);
+    assert.equal(guard.allowsHop(lease('/a'), `${ORIGIN}/private/x`), false);
+    assert.equal(guard.allowsHop(lease('/a'), `${ORIGIN}/private/open/x`), true);
+    assert.equal(guard.allowsHop(lease('/a'), `${ORIGIN}/public`), true);
+    const sitemap = { ...lease('/sitemap.xml'), kind: 'sitemap' as const };
+    assert.equal(guard.checksHops(sitemap), false);
+    assert.equal(guard.allowsHop(sitemap, `${ORIGIN}/private/sitemap.xml`), true);
+    const ignoring = setup({ respectRobots: false });
+    assert.equal(ignoring.guard.checksHops(lease('/a')), false, 'robots.txt not obeyed: nothing to check');
+    assert.equal(ignoring.guard.allowsHop(lease('/a'), `${ORIGIN}/private/x`), true);
+  });
+
   test('a disallowed URL is settled as a final ROBOTS_DENIED record naming the line; others pass', () => {
     const { clock, guard, failed, fetchRobots } = setup();
     guard.waitMs(lease('/'), clock.now());

@@ -4,7 +4,7 @@ import type { FetchSettings } from '../../../shared/protocol/messages.js';
 import type { Agents } from './agents.js';
 import { httpStatusCode } from '../../../shared/error-codes/index.js';
 import { FetchError, parseRetryAfter, taskWithdrawn, toFetchError } from './fetch-error.js';
-import { RedirectSpacing } from './redirect-spacing.js';
+import { HopDenied, RedirectSpacing, type HopAnswer } from './redirect-spacing.js';
 import { staysOnHost } from './redirect-target.js';
 
 export interface FetchedPage {
@@ -77,8 +77,11 @@ export interface FetchRoute {
    * runs from the last write that reached it.
    */
   onRequestSent?: () => void;
-  /** A redirect back to the URL's host waits for this: the scheduler's grant (redirect-spacing.ts). */
-  awaitHop?: () => Promise<void>;
+  /**
+   * A redirect back to the URL's host waits for this: the scheduler's answer (redirect-spacing.ts).
+   * Denied, the fetch ends with the redirect response.
+   */
+  awaitHop?: (url: string) => Promise<HopAnswer>;
   /**
    * A redirect to another host is not followed: the fetch ends with the 3xx response, whose Location
    * the crawl queues as a link (redirect-target.ts). A page's fetch sets it; robots.txt and sitemaps
@@ -225,7 +228,15 @@ export class Fetcher {
         ...(spacing
           ? {
               hooks: {
-                beforeRedirect: [((next) => spacing.beforeHop(next.url as URL)) satisfies BeforeRedirectHook],
+                beforeRedirect: [
+                  ((next, response) =>
+                    spacing.beforeHop(next.url as URL, {
+                      status: response.statusCode,
+                      url: response.url,
+                      headers: response.headers,
+                      redirects: followedBefore(response.redirectUrls, next.url as URL),
+                    })) satisfies BeforeRedirectHook,
+                ],
               },
             }
           : {}),
@@ -252,6 +263,20 @@ export class Fetcher {
         settled = true;
         clearTimeout(watchdog);
         stream.destroy();
+        const denied = hopDeniedIn(err);
+        if (denied) {
+          // robots.txt disallows the hop: the fetch ends with the redirect (its body unread).
+          const headers = keptHeaders(denied.headers);
+          const page = {
+            status: denied.status,
+            finalUrl: denied.url,
+            redirects: denied.redirects,
+            headers,
+            contentType: headers['content-type'] ?? null,
+          };
+          resolve(pageOf(page, Buffer.alloc(0)));
+          return;
+        }
         const error = toFetchError(err);
         if (!meta && error.code === 'CONNECTION_RESET') {
           if (retryStaleSocket && reusedSocket) {
@@ -340,6 +365,22 @@ export class Fetcher {
       });
     });
   }
+}
+
+/**
+ * The hops a chain followed before `next`: got has already added `next` to its list (the one the
+ * response shares) when its beforeRedirect hooks run.
+ */
+function followedBefore(redirectUrls: readonly URL[], next: URL): string[] {
+  const hrefs = redirectUrls.map(String);
+  return hrefs[hrefs.length - 1] === next.href ? hrefs.slice(0, -1) : hrefs;
+}
+
+/** The denied hop that ended a fetch (got wraps what its hook threw), or null. */
+function hopDeniedIn(err: unknown): HopDenied['stoppedAt'] | null {
+  if (err instanceof HopDenied) return err.stoppedAt;
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  return cause instanceof HopDenied ? cause.stoppedAt : null;
 }
 
 /** A response status that is not a usable page, as a typed failure (null for 2xx). */

@@ -1,14 +1,39 @@
 import { hostKey } from '../../../shared/url/normalize.js';
 import { FetchError, taskWithdrawn } from './fetch-error.js';
 
+/** The scheduler's answer to a hop: it may go, or robots.txt disallows its target. */
+export type HopAnswer = 'granted' | 'denied';
+
+/** The redirect response a denied hop stopped at: what the fetch ends with instead of the hop. */
+export interface StoppedRedirect {
+  status: number;
+  /** The URL that answered with the redirect. */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The hops followed before it. */
+  redirects: string[];
+}
+
+/**
+ * Thrown from got's beforeRedirect hook when the scheduler denies a hop: got ends the request with
+ * it, and the fetcher resolves with the redirect response it carries (fetcher.ts).
+ */
+export class HopDenied extends Error {
+  constructor(readonly stoppedAt: StoppedRedirect) {
+    super(`robots.txt disallows the redirect from ${stoppedAt.url}`);
+    this.name = 'HopDenied';
+  }
+}
+
 export interface RedirectSpacingOptions {
   /** The URL the task fetches: its host is the one the scheduler paces. */
   url: string;
   /**
-   * Resolves when the scheduler grants the next request to the task's host (`hop`, `hop-granted`);
-   * absent: hops are not held (the host has no delay, or the scheduler predates grants).
+   * Asks the scheduler for a hop to a URL of the task's host (`hop`), and resolves with its answer
+   * (`hop-granted`, `hop-denied`); absent: hops are not held (the scheduler neither paces the host
+   * nor checks its robots.txt, or predates grants).
    */
-  awaitGrant?: (() => Promise<void>) | undefined;
+  awaitGrant?: ((url: string) => Promise<HopAnswer>) | undefined;
   /** When the fetch's total time runs out: a hop still waiting then fails. */
   deadline: number;
   /** Aborted: a waiting hop fails as the fetch would (the task was withdrawn). */
@@ -17,18 +42,19 @@ export interface RedirectSpacingOptions {
 }
 
 /**
- * The politeness of one fetch's redirect chain. Redirects are followed inside the task (as browsers
- * and Crawlee do). A hop back to the task's own host is a request to a host the scheduler paces:
- * it waits for the scheduler's grant, which comes when the host's delay has passed since its last
- * request (this chain's or another task's), and its write is reported as a start. A hop to another
- * host goes at once and is not reported (docs/politeness.md says what that leaves out).
+ * The politeness of one fetch's redirect chain. Redirects on the task's host are followed inside the
+ * task (as browsers and Crawlee do). Such a hop asks the scheduler first: it is denied when the
+ * host's robots.txt disallows its target (the fetch then ends with the redirect response), and for
+ * a paced host granted when the host's delay has passed since its last request (this chain's or
+ * another task's), its write then reported as a start. A hop to another host (a seed's: a page's is
+ * not followed, redirect-target.ts) goes at once and is not reported.
  */
 export class RedirectSpacing {
-  private readonly host: string;
+  /** The task's host key, parsed at the first redirect: most fetches have none. */
+  private ownHost: string | null = null;
   private readonly now: () => number;
 
   constructor(private readonly o: RedirectSpacingOptions) {
-    this.host = hostKey(new URL(o.url));
     this.now = o.now ?? Date.now;
   }
 
@@ -37,12 +63,17 @@ export class RedirectSpacing {
     return hostKey(typeof url === 'string' ? new URL(url) : url) === this.host;
   }
 
+  private get host(): string {
+    return (this.ownHost ??= hostKey(new URL(this.o.url)));
+  }
+
   /**
    * Resolves when a hop to `next` may be sent: at once for another host, else once granted. Rejects
-   * with `REDIRECT_WAIT_OVER_TIMEOUT` when no grant came by the fetch's deadline, and as a withdrawn
+   * with `HopDenied` (carrying `from`, the redirect) when it is denied, with
+   * `REDIRECT_WAIT_OVER_TIMEOUT` when no answer came by the fetch's deadline, and as a withdrawn
    * task when the signal aborts meanwhile.
    */
-  beforeHop(next: URL): Promise<void> {
+  beforeHop(next: URL, from: StoppedRedirect): Promise<void> {
     const { awaitGrant, signal } = this.o;
     if (!awaitGrant || !this.isOwnHost(next)) return Promise.resolve();
     if (signal?.aborted) return Promise.reject(taskWithdrawn());
@@ -65,8 +96,8 @@ export class RedirectSpacing {
       const onAbort = (): void => settle(() => reject(taskWithdrawn()));
       const timer = setTimeout(() => settle(() => reject(overTime())), remaining);
       signal?.addEventListener('abort', onAbort, { once: true });
-      awaitGrant().then(
-        () => settle(resolve),
+      awaitGrant(next.href).then(
+        (answer) => settle(() => (answer === 'granted' ? resolve() : reject(new HopDenied(from)))),
         (err: unknown) => settle(() => reject(err)),
       );
     });

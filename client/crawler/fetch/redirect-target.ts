@@ -31,16 +31,19 @@ function locationOf(location: string | string[] | undefined, base: string): URL 
  * refuses anyway (not a URL, another scheme), so they fail with got's own codes as before.
  */
 export function staysOnHost(taskUrl: string): (response: RedirectResponse) => boolean {
-  const host = hostKey(new URL(taskUrl));
+  // Parsed at the first redirect: most fetches have none.
+  let host: string | null = null;
   return (response) => {
     const next = locationOf(response.headers.location, response.url);
-    return next === null || hostKey(next) === host;
+    return next === null || hostKey(next) === (host ??= hostKey(new URL(taskUrl)));
   };
 }
 
 /**
- * The normalised URL of another host that a page's fetch stopped at (see `staysOnHost`), or null
- * when the response is not such a redirect.
+ * The normalised URL a page's fetch stopped at a redirect to, or null when the response is not a
+ * redirect with an http(s) Location. A fetch ends with one only where it was not followed: another
+ * host's (a page's: `staysOnHost`), or one the host's robots.txt disallows (the scheduler denied
+ * the hop: redirect-spacing.ts).
  */
 export function movedTo(page: {
   status: number;
@@ -49,6 +52,5 @@ export function movedTo(page: {
 }): string | null {
   if (!REDIRECT_STATUSES.has(page.status)) return null;
   const next = locationOf(page.headers['location'], page.finalUrl);
-  if (next === null || hostKey(next) === hostKey(new URL(page.finalUrl))) return null;
-  return tryNormalizeUrl(next.href);
+  return next === null ? null : tryNormalizeUrl(next.href);
 }

@@ -13,6 +13,7 @@ import { extractLinks, type ExtractedLinks } from '../parse/link-extractor.js';
 import type { FetchedPage, FetchHooks } from '../fetch/fetcher.js';
 import { statusFailure } from '../fetch/fetcher.js';
 import { movedTo } from '../fetch/redirect-target.js';
+import type { HopAnswer } from '../fetch/redirect-spacing.js';
 import { FetchError, toFetchError } from '../fetch/fetch-error.js';
 import { RoutedFetchError, type FetchVia } from '../fetch/routed-fetcher.js';
 import { encodeBody } from '../../../shared/text/body-encoding.js';
@@ -45,8 +46,8 @@ export interface ProcessContext {
   render?: (url: string, signal?: AbortSignal) => Promise<FetchedPage>;
   /** The request went out (for tasks whose scheduler asked for `reportStart`). */
   onRequestSent?: () => void;
-  /** Resolves when the scheduler grants a redirect back to the task's host (tasks with `hopGrants`). */
-  awaitHop?: () => Promise<void>;
+  /** The scheduler's answer to a redirect back to the task's host (tasks with `hopGrants`). */
+  awaitHop?: (url: string) => Promise<HopAnswer>;
   crawlerId: string;
   clock?: () => number;
   linkLimits?: LinkLimits;
@@ -131,7 +132,7 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
   let page: FetchedPage | null = null;
   let failure: FetchError | null = null;
   let via: FetchVia | null = null;
-  /** The other host's URL the page redirects to (not followed: queued as its one link), or null. */
+  /** Where the page redirects to when the fetch stopped there (queued as its one link), or null. */
   let moved: string | null = null;
   try {
     const obtained = await obtain(task, ctx);
@@ -150,7 +151,7 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
         durationMs,
       });
     }
-    moved = staysOnHost(task) && obtained.rendered !== true ? movedTo(obtained) : null;
+    moved = task.kind !== 'sitemap' && obtained.rendered !== true ? movedTo(obtained) : null;
     if (moved === null) failure = statusFailure(obtained);
   } catch (err) {
     failure = toFetchError(err);
