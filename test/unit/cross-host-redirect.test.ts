@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createAgents } from '../../client/crawler/fetch/agents.js';
 import { Fetcher } from '../../client/crawler/fetch/fetcher.js';
@@ -8,6 +6,7 @@ import { processTask, type ProcessContext } from '../../client/crawler/page/proc
 import type { FetchSettings, WireTask } from '../../shared/protocol/messages.js';
 import { decodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
 import { pageRecordSchema, type PageRecord } from '../../shared/protocol/page-record.js';
+import { startRedirectSite, type RedirectSite } from '../helpers/redirect-site.js';
 
 const SETTINGS: FetchSettings = {
   userAgent: 'ackcrawl-test',
@@ -21,30 +20,14 @@ const SETTINGS: FetchSettings = {
 
 const MOVED_NOTE = '<html><body><a href="/from-the-note">moved</a></body></html>';
 
-/** A site on 127.0.0.1 that answers each path with a redirect (its Location) or a page (null). */
-async function site(routes: () => Record<string, string | null>): Promise<{
-  server: Server;
-  origin: string;
-  paths: string[];
-}> {
-  const paths: string[] = [];
-  const server = createServer((req, res) => {
-    paths.push(req.url ?? '?');
-    const to = routes()[req.url ?? ''];
-    if (to === undefined) res.writeHead(404).end();
-    else if (to === null) res.writeHead(200, { 'content-type': 'text/html' }).end('<a href="/next">next</a>');
-    else res.writeHead(302, { location: to, 'content-type': 'text/html', etag: '"e1"' }).end(MOVED_NOTE);
+/** A site whose redirects carry a "moved" note, an ETag and a type; its page links to /next. */
+function site(routes: () => Record<string, string | null>): Promise<RedirectSite> {
+  return startRedirectSite(routes, {
+    page: '<a href="/next">next</a>',
+    redirect: (res, location) =>
+      res.writeHead(302, { location, 'content-type': 'text/html', etag: '"e1"' }).end(MOVED_NOTE),
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { server, origin: `http://127.0.0.1:${port}`, paths };
 }
-
-const close = (server: Server): Promise<void> =>
-  new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
 
 /**
  * A page's redirect to another host is not followed inside its task: the record is the 3xx, and
@@ -53,8 +36,8 @@ const close = (server: Server): Promise<void> =>
  */
 describe('a redirect to another host', () => {
   // Two ports of 127.0.0.1 are two hosts (host keys differ), as two names would be.
-  let a: Awaited<ReturnType<typeof site>>;
-  let b: Awaited<ReturnType<typeof site>>;
+  let a: RedirectSite;
+  let b: RedirectSite;
   const fetcher = new Fetcher(SETTINGS, createAgents({ allowPrivate: true }));
 
   before(async () => {
@@ -69,8 +52,8 @@ describe('a redirect to another host', () => {
     }));
   });
   after(async () => {
-    await close(a.server);
-    await close(b.server);
+    await a.close();
+    await b.close();
   });
 
   const run = async (
@@ -98,9 +81,9 @@ describe('a redirect to another host', () => {
   };
 
   test("a found page's ends its fetch: the record is the 302 and the Location its one link", async () => {
-    const before_ = b.paths.length;
+    const before_ = b.arrivals.length;
     const { record, follow, validators } = await run('/moved');
-    assert.equal(b.paths.length, before_, 'the other host got no request');
+    assert.equal(b.arrivals.length, before_, 'the other host got no request');
     assert.equal(record.outcome, 'ok');
     assert.equal(record.error, null);
     assert.equal(record.status, 302);
@@ -124,9 +107,9 @@ describe('a redirect to another host', () => {
   });
 
   test('a seed (no parent) follows it inside its task, as the site the user named', async () => {
-    const before_ = b.paths.length;
+    const before_ = b.arrivals.length;
     const { record, follow } = await run('/moved', { depth: 0, parentUrl: null });
-    assert.equal(b.paths.length, before_ + 1, 'the other host was fetched once');
+    assert.equal(b.arrivals.length, before_ + 1, 'the other host was fetched once');
     assert.equal(record.status, 200);
     assert.equal(record.finalUrl, `${b.origin}/target`);
     assert.deepEqual(follow, [`${b.origin}/next`]);

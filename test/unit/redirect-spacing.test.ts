@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { createAgents } from '../../client/crawler/fetch/agents.js';
 import { FetchError } from '../../client/crawler/fetch/fetch-error.js';
@@ -11,6 +9,7 @@ import {
   type StoppedRedirect,
 } from '../../client/crawler/fetch/redirect-spacing.js';
 import type { FetchSettings } from '../../shared/protocol/messages.js';
+import { closeServer, startRedirectSite, type Arrival } from '../helpers/redirect-site.js';
 
 const SETTINGS: FetchSettings = {
   userAgent: 'ackcrawl-test',
@@ -22,38 +21,10 @@ const SETTINGS: FetchSettings = {
   allowPrivate: true,
 };
 
-interface Arrival {
-  path: string;
-  at: number;
-}
+/** A site that answers each path with a redirect (its Location) or a page (null). */
+const site = (routes: () => Record<string, string | null>) => startRedirectSite(routes);
 
-/**
- * A site on 127.0.0.1 that answers a path with a redirect (its Location) or a page (null), as
- * `routes()` says when the request comes; it notes each arrival.
- */
-async function site(routes: () => Record<string, string | null>): Promise<{
-  server: Server;
-  port: number;
-  arrivals: Arrival[];
-}> {
-  const arrivals: Arrival[] = [];
-  const server = createServer((req, res) => {
-    arrivals.push({ path: req.url ?? '?', at: Date.now() });
-    const to = routes()[req.url ?? ''];
-    if (to === undefined) res.writeHead(404).end();
-    else if (to === null) res.writeHead(200, { 'content-type': 'text/html' }).end('<p>here</p>');
-    else res.writeHead(302, { location: to }).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { server, port, arrivals };
-}
-
-const close = (server: Server): Promise<void> =>
-  new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+const close = closeServer;
 
 const gapsOf = (arrivals: Arrival[]): number[] =>
   arrivals.slice(1).map((a, i) => a.at - (arrivals[i] as Arrival).at);
