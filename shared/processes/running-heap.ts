@@ -21,7 +21,7 @@ import { V8_DEFAULT_GROWTH_FACTOR } from './young-generation.js';
  * `NODE_OPTIONS`) is left as it is. Returns a function that stops steering.
  */
 export function applyRoleHeap(heap: RoleHeap, given: readonly string[] = ownNodeFlags()): () => void {
-  const has = (flag: string): boolean => given.some((arg) => arg === flag || arg.startsWith(`${flag}=`));
+  const has = (flag: string): boolean => hasNodeFlag(given, flag);
   if (!has('--heap-growing-percent')) setFlagsFromString(`--heap-growing-percent=${heap.heapGrowingPercent}`);
   if (has('--max-semi-space-size')) return () => undefined;
   return capYoungGeneration(heap.semiSpaceMiB);
@@ -47,6 +47,18 @@ export function capYoungGeneration(semiSpaceMiB: number): () => void {
 
 function youngGenerationBytes(): number {
   return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
+}
+
+/**
+ * Whether `flag` (`--max-semi-space-size`) is among `given`, alone or with `=value`, in either of
+ * the spellings V8 takes: `-` and `_` are the same in a flag's name.
+ */
+export function hasNodeFlag(given: readonly string[], flag: string): boolean {
+  const name = flag.replaceAll('_', '-');
+  return given.some((arg) => {
+    const eq = arg.indexOf('=');
+    return (eq === -1 ? arg : arg.slice(0, eq)).replaceAll('_', '-') === name;
+  });
 }
 
 /** The node flags this process was started with: its own, then NODE_OPTIONS's. */

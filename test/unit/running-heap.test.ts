@@ -71,3 +71,14 @@ test('`ackcrawl scheduler` and `ackcrawl crawler` run with their roles\u2019 you
   assert.ok(crawler <= 16 * MiB, `a crawler: semi-spaces of 8 MiB, got ${crawler / MiB} MiB`);
   assert.ok((await young(['why', 'not a url'])) > 16 * MiB, 'other commands: V8\u2019s own');
 });
+
+test('a flag given to node is found in either spelling V8 takes, with or without a value', async () => {
+  const { hasNodeFlag } = (await import(MODULE)) as typeof import('../../shared/processes/running-heap.js');
+  assert.ok(hasNodeFlag(['--max-semi-space-size=16'], '--max-semi-space-size'));
+  assert.ok(hasNodeFlag(['--max_semi_space_size=16'], '--max-semi-space-size'), 'underscores');
+  assert.ok(hasNodeFlag(['--max-semi_space-size'], '--max-semi-space-size'), 'mixed, no value');
+  assert.ok(hasNodeFlag(['--inspect', '--heap_growing_percent=0'], '--heap-growing-percent'));
+  assert.ok(!hasNodeFlag(['--max-semi-space-size-x=1'], '--max-semi-space-size'), 'another flag');
+  assert.ok(!hasNodeFlag(['--max-old-space-size=512'], '--max-semi-space-size'));
+  assert.ok(!hasNodeFlag([], '--max-semi-space-size'));
+});
