@@ -9,6 +9,7 @@ import { runMeasured } from './run-measured.js';
 import type { RunnerSpec } from './runners.js';
 import { serviceCpuBetween, snapshotServiceCpu, type ServiceCpu } from './service-cpu.js';
 import type { SiteProcess } from './site-process.js';
+import { markSiteCpu } from './site-cpu.js';
 
 export interface ClusterMeasureOptions extends MeasureOptions {
   ackConcurrency: number;
@@ -42,6 +43,7 @@ export async function measureClusterRunner(
       verbose: o.verbose,
     });
     const before = snapshotServiceCpu();
+    const siteCpu = markSiteCpu(site.pid);
     const run = await runMeasured({
       command: process.execPath,
       args: spec.prepare().args,
@@ -51,6 +53,7 @@ export async function measureClusterRunner(
       inheritStderr: o.verbose,
     });
     const services = serviceCpuBetween(before, snapshotServiceCpu());
+    const siteCpuSeconds = siteCpu();
     const schedulerTicks = readProcStat(cluster.pids[0] as number)?.cpuTicks ?? 0;
     const served = await site.stats();
     const problems: string[] = [];
@@ -69,7 +72,12 @@ export async function measureClusterRunner(
       kafkaCompression: o.kafkaCompression,
       kafkaLogBytes: topicLogBytes(cluster.topic),
     };
-    return withCluster(toRunnerResult(spec, run, served, o, problems), figures, services, topic);
+    return withCluster(
+      { ...toRunnerResult(spec, run, served, o, problems), siteCpuSeconds },
+      figures,
+      services,
+      topic,
+    );
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const figures = {

@@ -38,7 +38,14 @@ import { httpClientBenchMain } from './http-client/main.js';
 import { measureRunner } from './measure-runner.js';
 import { BENCH_USAGE, parseBenchOptions, type BenchOptions } from './options.js';
 import { optionsOrExit } from './options-error.js';
-import { addRatios, targetVerdicts, formatTable, skippedResult, type RunnerResult } from './report.js';
+import {
+  addRatios,
+  formatTable,
+  machineLoad,
+  skippedResult,
+  targetVerdicts,
+  type RunnerResult,
+} from './report.js';
 import { planRunners } from './runners.js';
 import { startSiteProcess } from './site-process.js';
 import { warmSite, WARM_UP_PAGES } from './warm-site.js';
@@ -105,6 +112,10 @@ const report = {
 };
 process.stdout.write(`\n${formatTable(results)}\n\n`);
 for (const t of targets) process.stdout.write(`${t.text}\n`);
+for (const r of results) {
+  const load = machineLoad(r, cpus().length);
+  if (load) process.stdout.write(`${load}\n`);
+}
 for (const r of results) {
   if (r.status !== 'ok' || r.kind !== 'ackcrawl' || r.peakPssMb === null) continue;
   process.stdout.write(

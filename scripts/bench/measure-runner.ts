@@ -5,6 +5,7 @@ import { edgeRates, RateSampler } from './rate-sampler.js';
 import type { RunnerSpec } from './runners.js';
 import type { SiteProcess } from './site-process.js';
 import type { SiteStats } from '../site/generated-site.js';
+import { markSiteCpu } from './site-cpu.js';
 
 export interface MeasureOptions {
   pages: number;
@@ -23,10 +24,13 @@ export async function measureRunner(
 ): Promise<RunnerResult> {
   await site.resetStats();
   const sampler = new RateSampler(() => site.stats());
+  const siteCpu = markSiteCpu(site.pid);
   const run = await runPrepared(spec, o);
+  const siteCpuSeconds = siteCpu();
   const edges = edgeRates(await sampler.stop(), o.pages);
   return {
     ...toRunnerResult(spec, run, await site.stats(), o),
+    siteCpuSeconds,
     startPagesPerSecond: edges.start,
     endPagesPerSecond: edges.end,
   };

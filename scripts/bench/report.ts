@@ -24,6 +24,11 @@ export interface RunnerResult {
   sampledCpuSeconds: number;
   reapedCpuSeconds: number;
   cpuMsPerPage: number;
+  /**
+   * CPU the site's process used while the runner ran (serving its pages), not in cpuSeconds; null
+   * or absent where it was not read.
+   */
+  siteCpuSeconds?: number | null;
   peakRssMb: number;
   /**
    * The tree's peak sum of PSS: each shared page (node's code, mapped by every Node process) counted
@@ -186,7 +191,7 @@ export function formatTable(results: RunnerResult[]): string {
     'peak RSS MB',
     'peak PSS MB',
   ];
-  header.push('vs Crawlee', 'vs bare', 'vs embedded', 'services CPU s');
+  header.push('vs Crawlee', 'vs bare', 'vs embedded', 'services CPU s', 'site CPU s');
   const rows = results.map((r) =>
     r.status === 'skipped'
       ? [`${r.runner} (skipped)`, ...header.slice(1).map(() => '-')]
@@ -203,12 +208,31 @@ export function formatTable(results: RunnerResult[]): string {
           ratio(r.ratioVsBare),
           ratio(r.ratioVsEmbedded),
           r.cluster ? r.cluster.servicesCpuSeconds.toFixed(1) : '-',
+          r.siteCpuSeconds == null ? '-' : r.siteCpuSeconds.toFixed(1),
         ],
   );
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)));
   const line = (cells: string[]): string =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
   return [line(header), ...rows.map(line)].join('\n');
+}
+
+/**
+ * What a run cost the whole machine: the tree's CPU, the services' (cluster rows) and the site's,
+ * against the cores its wall time offered. Near every core, the run was bound by the machine's CPU,
+ * and its pages/s against another's is about the ratio of their costs. Null without the site's CPU.
+ */
+export function machineLoad(r: RunnerResult, cores: number): string | null {
+  if (r.status !== 'ok' || r.siteCpuSeconds == null || r.seconds <= 0) return null;
+  const services = r.cluster?.servicesCpuSeconds ?? 0;
+  const total = r.cpuSeconds + services + r.siteCpuSeconds;
+  const parts = [`tree ${r.cpuSeconds.toFixed(1)}`];
+  if (r.cluster) parts.push(`services ${services.toFixed(1)}`);
+  parts.push(`site ${r.siteCpuSeconds.toFixed(1)}`);
+  return (
+    `${r.runner}: the machine's CPU while it ran: ${parts.join(' + ')} = ${total.toFixed(1)} CPU-s ` +
+    `in ${r.seconds.toFixed(1)} s, ${(total / r.seconds).toFixed(2)} of ${cores} cores`
+  );
 }
 
 function ratio(value: number | null): string {

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { edgeRates } from '../../scripts/bench/rate-sampler.js';
-import { addRatios, skippedResult, targetVerdicts, type RunnerResult } from '../../scripts/bench/report.js';
+import {
+  addRatios,
+  machineLoad,
+  skippedResult,
+  targetVerdicts,
+  type RunnerResult,
+} from '../../scripts/bench/report.js';
 
 const row = (
   runner: string,
@@ -65,4 +71,29 @@ test('pages/s at the start and the end of a run, from the site counters sampled 
   // Start: 100 → 1,100 pages in 1 s (start-up before the first page left out). End: from the last sample at or below 9,000 pages (8,600) to 10,000: 1,400 in 3 s.
   assert.deepEqual(edgeRates(samples, 10_000), { start: 1_000, end: 467 });
   assert.deepEqual(edgeRates([{ atMs: 500, pages: 0 }], 10_000), { start: null, end: null });
+});
+
+test("a run's cost to the machine adds the tree, the services and the site, against the cores", () => {
+  const cluster = { crawlerProcesses: 2, servicesCpuSeconds: 6 } as RunnerResult['cluster'];
+  const distributed = row('ackcrawl-cluster', 'ackcrawl', 1_200, {
+    cluster,
+    cpuSeconds: 25,
+    seconds: 16,
+    siteCpuSeconds: 3,
+  });
+  assert.equal(
+    machineLoad(distributed, 2),
+    "ackcrawl-cluster: the machine's CPU while it ran: tree 25.0 + services 6.0 + site 3.0 = 34.0 CPU-s in 16.0 s, 2.13 of 2 cores",
+  );
+  const embedded = row('ackcrawl', 'ackcrawl', 1_700, { cpuSeconds: 19, seconds: 12, siteCpuSeconds: 4 });
+  assert.match(
+    machineLoad(embedded, 2) ?? '',
+    /tree 19\.0 \+ site 4\.0 = 23\.0 CPU-s in 12\.0 s, 1\.92 of 2 cores/,
+  );
+  assert.equal(
+    machineLoad(row('bare', 'bare', 900, { seconds: 10 }), 2),
+    null,
+    'no site CPU read: nothing to say',
+  );
+  assert.equal(machineLoad({ ...embedded, status: 'failed' }, 2), null);
 });
