@@ -52,7 +52,11 @@ export const PAGE_ERROR_CODES = {
       "a redirect back to the page's host would have had to wait for the host's delay past the fetch's total time limit (raise `totalTimeoutMs`, or lower the host's delay)",
   },
   UNSUPPORTED_REDIRECT: { retriable: false, source: 'fetch', meaning: 'a redirect to a non-http(s) URL' },
-  BAD_REDIRECT: { retriable: false, source: 'fetch', meaning: 'a redirect whose Location is not a URL' },
+  BAD_REDIRECT: {
+    retriable: false,
+    source: 'fetch',
+    meaning: 'a redirect whose Location is not a URL, or a URL longer than 8,192 characters',
+  },
   REDIRECT_WITHOUT_LOCATION: {
     retriable: false,
     source: 'fetch',

@@ -228,3 +228,25 @@ test('a hop the scheduler denies (robots.txt) ends the fetch with the redirect, 
     await close(server);
   }
 });
+
+test('a redirect on the host to a URL too long to crawl fails, typed, without asking the scheduler', async () => {
+  const long = `/${'x'.repeat(9_000)}`;
+  const { server, port, arrivals } = await site(() => ({ '/a': long, [long]: null }));
+  const fetcher = new Fetcher(SETTINGS, createAgents({ allowPrivate: true }));
+  try {
+    const scheduler = grants(0);
+    const failure = await fetcher.fetch(`http://127.0.0.1:${port}/a`, { awaitHop: scheduler.awaitHop }).then(
+      () => assert.fail('fetched'),
+      (err: unknown) => err,
+    );
+    assert.ok(failure instanceof FetchError, String(failure));
+    assert.equal(failure.code, 'BAD_REDIRECT');
+    assert.equal(scheduler.asked(), 0, 'a hop naming it would be refused as a bad frame');
+    assert.deepEqual(
+      arrivals.map((a) => a.path),
+      ['/a'],
+    );
+  } finally {
+    await close(server);
+  }
+});

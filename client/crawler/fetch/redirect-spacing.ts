@@ -1,4 +1,4 @@
-import { hostKey } from '../../../shared/url/normalize.js';
+import { hostKey, MAX_URL_LENGTH } from '../../../shared/url/normalize.js';
 import { FetchError, taskWithdrawn } from './fetch-error.js';
 
 /** The scheduler's answer to a hop: it may go, or robots.txt disallows its target. */
@@ -77,6 +77,15 @@ export class RedirectSpacing {
     const { awaitGrant, signal } = this.o;
     if (!awaitGrant || !this.isOwnHost(next)) return Promise.resolve();
     if (signal?.aborted) return Promise.reject(taskWithdrawn());
+    // No URL this long is crawled (normalize.ts), and the scheduler refuses a `hop` naming one.
+    if (next.href.length > MAX_URL_LENGTH) {
+      return Promise.reject(
+        new FetchError(
+          'BAD_REDIRECT',
+          `redirect to a URL of ${next.href.length} characters, over the ${MAX_URL_LENGTH} a crawl takes`,
+        ),
+      );
+    }
     const overTime = (): FetchError =>
       new FetchError(
         'REDIRECT_WAIT_OVER_TIMEOUT',
