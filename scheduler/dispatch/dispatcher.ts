@@ -54,7 +54,7 @@ export interface HostHold {
    * is a page): its task carries `hopGrants`, and each such hop asks `allowsHop` first.
    */
   checksHops?(lease: Lease): boolean;
-  /** Whether a redirect of the lease's task to `url`, on its host, may be followed (false: robots.txt disallows it). */
+  /** Whether a redirect of the lease's task to `url`, on its host, may go (false: robots.txt says no). */
   allowsHop?(lease: Lease, url: string): boolean;
 }
 

@@ -10,7 +10,7 @@ export interface HopGrantsDeps {
   grant(sessionId: string, taskId: string): void;
   /** Tells the crawler its hop may not go (`hop-denied`): robots.txt disallows its target. */
   deny(sessionId: string, taskId: string): void;
-  /** Whether a hop of the lease's task to `url` may go as far as robots.txt is concerned; absent: all may. */
+  /** Whether a hop of the lease's task to `url` may go, as far as robots.txt says; absent: all may. */
   allows?(lease: InFlight['lease'], url: string): boolean;
   /** A hop was dropped (its task ended): the host's new tasks, held behind it, may go. */
   dropped(host: string): void;
@@ -29,10 +29,11 @@ interface WaitingHop {
  * Redirects back to a task's host, checked against its robots.txt and granted as the host's
  * requests are started: a crawler follows redirects inside a task, and one that leads back to the
  * task's host asks (`hop`, with its target) before it sends the next request. A target robots.txt
- * disallows is denied at once, and an unpaced host's hop granted at once. The hop waits for the host's delay after its last start, whichever task made
- * it, and goes before any new task of the host (the gate holds those while a hop waits). Once
- * granted it is a start like a task's: the crawler reports its write with `started`, and the host's
- * next request waits for that report. A hop whose task ended meanwhile is dropped.
+ * disallows is denied at once, and an unpaced host's hop granted at once. A paced host's hop waits
+ * for the host's delay after its last start, whichever task made it, and goes before any new task
+ * of the host (the gate holds those while a hop waits). Once granted it is a start like a task's:
+ * the crawler reports its write with `started`, and the host's next request waits for that report.
+ * A hop whose task ended meanwhile is dropped.
  */
 export class HopGrants {
   private readonly waiting: WaitingHop[] = [];
