@@ -33,7 +33,13 @@ describe('ackcrawl crawl --proxy --user-agent, embedded, through local proxies',
 
   test('every page ends ok on its first attempt, each host through one live proxy, UAs rotated, no secret leaked', () => {
     assert.equal(result.code, 0, result.stderr);
-    assert.equal(records.length, fixture.sites.length * PAGES.length, 'each page recorded once');
+    assert.equal(
+      records.length,
+      fixture.sites.length * PAGES.length,
+      `each page recorded once; the records: ${JSON.stringify(
+        records.map((r) => ({ url: r.url, outcome: r.outcome, error: r.error, attempt: r.attempt })),
+      )}\nthe crawl's summary: ${result.stdout.slice(-1_000)}\nits log: ${result.stderr.slice(-4_000)}`,
+    );
     fixture.check(records, result.stdout + result.stderr);
     for (const site of fixture.sites) {
       // robots.txt too: once per host, through the host's proxy like its pages.

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { rankProxies } from '../../client/crawler/fetch/proxy-pool.js';
 import { pageRecordSchema, type PageRecord } from '../../shared/protocol/page-record.js';
 import { normalizeProxyUrl, redactProxyUrl } from '../../shared/protocol/proxy-url.js';
-import { freePort } from './ports.js';
+import { holdPort } from './ports.js';
 import { startHttpProxy, startSocks5Server, type TestProxy } from './proxies.js';
 
 export const PAGES = ['/', '/a', '/b', '/c'];
@@ -71,7 +71,10 @@ export async function startProxyFixture(): Promise<ProxyFixture> {
     localAddress: '127.0.0.3',
     auth: { user: 'crawler', pass: 'socks-pw-7' },
   });
-  const dead = `http://crawler:dead-pw-5@127.0.0.1:${await freePort()}`;
+  // The dead proxy's port is held while the sites start, then let go: a site that took it (one
+  // CI run) made the "dead" proxy a live web server, whose 404s for "/" ended two hosts' crawls.
+  const deadPort = await holdPort();
+  const dead = `http://crawler:dead-pw-5@127.0.0.1:${deadPort.port}`;
   const proxies = [dead, http.url, socks.url];
   const pool = proxies.map(normalizeProxyUrl);
   const firstLive = (host: string): string => rankProxies(host, pool).find((p) => p !== pool[0]) as string;
@@ -82,6 +85,7 @@ export async function startProxyFixture(): Promise<ProxyFixture> {
     if (onDead >= 2 && new Set(sites.map((s) => firstLive(s.host))).size === 2 && sites.length >= 6) break;
     assert.ok(sites.length < 60, 'no spread of hosts found');
   }
+  await deadPort.release();
   const expected = new Map(sites.map((s) => [s.host, redactProxyUrl(firstLive(s.host))]));
   const byAddress = new Map([
     ['127.0.0.2', redactProxyUrl(http.url)],
