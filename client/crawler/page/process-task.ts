@@ -72,7 +72,7 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
     ...(ctx.onRequestSent ? { onRequestSent: ctx.onRequestSent } : {}),
     // Redirects back to the task's host wait for the scheduler's grant (redirect-spacing.ts).
     ...(ctx.awaitHop ? { awaitHop: ctx.awaitHop } : {}),
-    ...(staysOnHost(task) ? { stayOnHost: true } : {}),
+    ...(stopsAtOtherHosts(task) ? { stayOnHost: true } : {}),
     // A sitemap may be larger than a page: its own cap (its entries are read up to their limits).
     ...(task.kind === 'sitemap' ? { maxBodyBytes: sitemapLimitsOf(ctx).maxBytes } : {}),
     // The last attempt was reset: the server resets this URL, so one request for this attempt.
@@ -92,7 +92,7 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
   } catch (err) {
     if (err instanceof FetchError && err.code === NOT_A_PAGE) {
       return ctx.fetcher.fetch(task.url, {
-        ...(staysOnHost(task) ? { stayOnHost: true } : {}),
+        ...(stopsAtOtherHosts(task) ? { stayOnHost: true } : {}),
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
     }
@@ -107,7 +107,7 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
  * `http://example.com/` answering with `https://www.example.com/` is how most sites greet their
  * bare name, so a seed follows it in its task. Sitemaps follow every redirect.
  */
-function staysOnHost(task: WireTask): boolean {
+function stopsAtOtherHosts(task: WireTask): boolean {
   return task.kind !== 'sitemap' && task.parentUrl !== null;
 }
 
