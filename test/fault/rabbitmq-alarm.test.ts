@@ -38,8 +38,11 @@ describe('a RabbitMQ disk alarm during a cluster crawl', () => {
   let site: GeneratedSite;
   let cluster: Cluster;
   before(async () => {
-    // Slow enough pages that the crawl is still finding new URLs (publishing them) when it goes off.
-    site = await startGeneratedSite({ pages: PAGES, responseDelayMs: 50 });
+    // The scheduler is blocked only when it next publishes, so the crawl must still be finding new
+    // URLs when the alarm goes off (rabbitmqctl takes seconds to raise it): pages slow enough, and
+    // few links each (the next page and one other), so new URLs keep coming until near the end.
+    // With 20 links a page every URL was known some 500 pages in, and a late alarm blocked nothing.
+    site = await startGeneratedSite({ pages: PAGES, responseDelayMs: 100, linksPerPage: 4 });
     cluster = await startCluster({
       agents: 1,
       processes: 2,
