@@ -15,6 +15,7 @@ import { decodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
 import { pageRecordSchema } from '../../shared/protocol/page-record.js';
 import { JS_LINKS, startDynamicSite, type DynamicSite } from '../fixtures/dynamic-site.js';
 import { freePort } from '../helpers/ports.js';
+import { startRedirectSite } from '../helpers/redirect-site.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const settings = (overrides: Partial<FetchSettings> = {}): FetchSettings => ({
@@ -89,7 +90,7 @@ describe('the renderer, driving Debian Chromium', () => {
       {
         fetcher,
         crawlerId: 'test',
-        render: (url) => renderer.render(url, settings()),
+        render: (url, signal, document) => renderer.render(url, settings(), signal, document),
       },
     );
     const { header, record } = decodeOutcomeFrame(frame);
@@ -109,6 +110,93 @@ describe('the renderer, driving Debian Chromium', () => {
     );
     assert.deepEqual(plain.header.links, [`${site.origin}/static`]);
     assert.equal(JSON.parse(plain.record.toString('utf8')).rendered, undefined);
+  });
+
+  /** A render task's outcome through processTask, the crawler's path: fetched, then rendered. */
+  const renderTask = async (
+    url: string,
+    extra: { parentUrl?: string; awaitHop?: (url: string) => Promise<'granted' | 'denied'> } = {},
+  ): Promise<{
+    header: ReturnType<typeof decodeOutcomeFrame>['header'];
+    record: Record<string, unknown>;
+  }> => {
+    const fetcher = new Fetcher(settings(), createAgents({ allowPrivate: true }));
+    const frame = await processTask(
+      { taskId: 'r', url, depth: 1, attempt: 1, parentUrl: extra.parentUrl ?? null, render: true },
+      {
+        fetcher,
+        crawlerId: 'test',
+        render: (u, signal, document) => renderer.render(u, settings(), signal, document),
+        ...(extra.awaitHop ? { awaitHop: extra.awaitHop } : {}),
+      },
+    );
+    const { header, record } = decodeOutcomeFrame(frame);
+    return { header, record: JSON.parse(record.toString('utf8')) as Record<string, unknown> };
+  };
+
+  test('a render task’s document is fetched once, by the fetcher; the browser loads only what the page loads', async () => {
+    const count = (path: string): number => site.paths().filter((p) => p === path).length;
+    const home = count('/');
+    const api = count('/api/links');
+    const { header, record } = await renderTask(`${site.origin}/`);
+    assert.equal(header.outcome, 'ok');
+    assert.equal(record.rendered, true);
+    assert.equal(count('/'), home + 1, 'one request for the document, not two');
+    assert.equal(count('/api/links'), api + 1, 'the page’s script ran and fetched its links');
+    assert.match(String(record.body), /<a href="\/js-a">/);
+  });
+
+  test('a found page’s redirect to another host ends a render task at the 3xx; the browser never goes there', async () => {
+    const target = await startRedirectSite(() => ({ '/page': null }));
+    const origin = await startRedirectSite(() => ({ '/moved': `${target.origin}/page`, '/old': '/private' }));
+    try {
+      const { header, record } = await renderTask(`${origin.origin}/moved`, {
+        parentUrl: `${origin.origin}/`,
+      });
+      assert.equal(header.outcome, 'ok');
+      assert.equal(record.status, 302);
+      assert.equal(record.rendered, undefined, 'a redirect is recorded as fetched, not rendered');
+      assert.deepEqual(header.links, [`${target.origin}/page`], 'the target is queued as the one link');
+      assert.deepEqual(target.arrivals, [], 'nothing reached the other host');
+
+      // A redirect back to the host that robots.txt refuses (the scheduler denies the hop).
+      const asked: string[] = [];
+      const denied = await renderTask(`${origin.origin}/old`, {
+        parentUrl: `${origin.origin}/`,
+        awaitHop: async (url) => {
+          asked.push(url);
+          return 'denied';
+        },
+      });
+      assert.equal(denied.record.status, 302);
+      assert.deepEqual(asked, [`${origin.origin}/private`]);
+      assert.ok(!origin.arrivals.some((a) => a.path === '/private'), 'the denied hop was never requested');
+    } finally {
+      await origin.close();
+      await target.close();
+    }
+  });
+
+  test('a rendered document cannot navigate its page away: the DOM read is its own', async () => {
+    const page =
+      '<title>here</title><a href="/linked">linked</a><script>location.href = "/elsewhere";</script>';
+    const own = await startRedirectSite(() => ({ '/start': null, '/elsewhere': null, '/linked': null }), {
+      page,
+    });
+    try {
+      const { header, record } = await renderTask(`${own.origin}/start`);
+      assert.equal(header.outcome, 'ok', JSON.stringify(record.error));
+      assert.equal(record.rendered, true);
+      assert.equal(record.url, `${own.origin}/start`);
+      assert.deepEqual(header.links, [`${own.origin}/linked`], String(record.body));
+      assert.deepEqual(
+        own.arrivals.map((a) => a.path),
+        ['/start'],
+        'the script’s navigation was refused before it reached the server',
+      );
+    } finally {
+      await own.close();
+    }
   });
 
   test('a network that never settles costs the idle cap, not the crawl', async () => {
@@ -153,7 +241,11 @@ describe('the renderer, driving Debian Chromium', () => {
     const fetcher = new Fetcher(settings(), createAgents({ allowPrivate: true }));
     const frame = await processTask(
       { taskId: 't3', url: `${site.origin}/download`, depth: 0, attempt: 1, parentUrl: null, render: true },
-      { fetcher, crawlerId: 'test', render: (url) => renderer.render(url, settings()) },
+      {
+        fetcher,
+        crawlerId: 'test',
+        render: (url, signal, document) => renderer.render(url, settings(), signal, document),
+      },
     );
     const record = JSON.parse(decodeOutcomeFrame(frame).record.toString('utf8')) as Record<string, unknown>;
     assert.equal(record.outcome, 'ok');

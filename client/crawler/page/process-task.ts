@@ -18,7 +18,6 @@ import { FetchError, toFetchError } from '../fetch/fetch-error.js';
 import { RoutedFetchError, type FetchVia } from '../fetch/routed-fetcher.js';
 import { encodeBody } from '../../../shared/text/body-encoding.js';
 import { captureOf } from './capture.js';
-import { NOT_A_PAGE } from '../render/codes.js';
 import { isHtmlMediaType, mediaTypeOf, type MediaType } from '../../../shared/text/media-type.js';
 import { readSitemap, type SitemapLimits } from '../sitemap/read-sitemap.js';
 import { notModifiedFrame } from '../recrawl/not-modified.js';
@@ -42,8 +41,12 @@ export interface ProcessContext {
   };
   /** Aborted when the task is withdrawn (its scheduler connection ended): the fetch stops. */
   signal?: AbortSignal;
-  /** Renders a page in a browser (given the task's `signal`, as fetches are); render-capable crawlers only. */
-  render?: (url: string, signal?: AbortSignal) => Promise<FetchedPage>;
+  /**
+   * Renders a page in a browser (given the task's `signal`, as fetches are); render-capable
+   * crawlers only. `document` is the page's main document, fetched already: the browser renders it
+   * without requesting it again.
+   */
+  render?: (url: string, signal?: AbortSignal, document?: FetchedPage) => Promise<FetchedPage>;
   /** The request went out (for tasks whose scheduler asked for `reportStart`). */
   onRequestSent?: () => void;
   /** The scheduler's answer to a redirect back to the task's host (tasks with `hopGrants`). */
@@ -63,8 +66,11 @@ const RENDERED_TYPE = 'text/html; charset=utf-8';
 const RENDERED_MEDIA: MediaType = { essence: 'text/html', sniffed: false };
 
 /**
- * The page as the task asks for it: rendered in a browser, or fetched. A render target that turns
- * out to be a download is fetched instead.
+ * The page as the task asks for it: fetched, or fetched and then rendered in a browser. A render
+ * task's document is fetched as any page is, so its redirects pass the same checks (robots.txt,
+ * the host's politeness, another host queued as a link); the browser is handed the document and
+ * fetches only what the page loads. What is not an HTML page (a download, a redirect the fetch
+ * stopped at, an empty answer, a recrawl's 304) is recorded as fetched.
  */
 async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage & { via?: FetchVia }> {
   const conditional = conditionalHeaders(task);
@@ -82,22 +88,21 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   };
   if (!task.render) return ctx.fetcher.fetch(task.url, hooks);
-  if (!ctx.render) {
+  const render = ctx.render;
+  if (!render) {
     throw new FetchError('RENDER_UNAVAILABLE', 'this crawler cannot render pages (start it with --render)');
   }
-  // A browser's first request goes out as the page opens.
-  ctx.onRequestSent?.();
-  try {
-    return await ctx.render(task.url, ctx.signal);
-  } catch (err) {
-    if (err instanceof FetchError && err.code === NOT_A_PAGE) {
-      return ctx.fetcher.fetch(task.url, {
-        ...(stopsAtOtherHosts(task) ? { stayOnHost: true } : {}),
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
-      });
-    }
-    throw err;
-  }
+  const document = await ctx.fetcher.fetch(task.url, hooks);
+  if (!rendersAsPage(document)) return document;
+  const rendered = await render(document.finalUrl, ctx.signal, document);
+  return document.via ? { ...rendered, via: document.via } : rendered;
+}
+
+/** A fetched answer the browser should render: a page of HTML (an error page included), not empty. */
+function rendersAsPage(page: FetchedPage): boolean {
+  if (page.status >= 300 && page.status < 400) return false;
+  if (page.body.length === 0) return false;
+  return isHtmlMediaType(mediaTypeOf(page.contentType, page.body).essence);
 }
 
 /**

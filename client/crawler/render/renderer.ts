@@ -1,4 +1,4 @@
-import type { BrowserContext, Request, Response } from 'playwright-core';
+import type { BrowserContext, Page, Request, Response } from 'playwright-core';
 import type { Logger } from '../../../shared/logger.js';
 import type { FetchSettings } from '../../../shared/protocol/messages.js';
 import { FetchError, taskWithdrawn } from '../fetch/fetch-error.js';
@@ -46,8 +46,19 @@ export class Renderer {
    * scheduler ended) the render fails at once with CONNECTION_ABORTED: a render still waiting for
    * a slot leaves the queue and opens no page, and a page being rendered is closed, which stops
    * its requests.
+   *
+   * Given `document`, the page's main document as the crawler's fetcher got it (redirects
+   * followed there, each hop checked against robots.txt and the host's politeness), the browser
+   * is handed that response at `document.finalUrl` and requests nothing for it: only the page's
+   * scripts, styles, frames and fetches go to the network. The record keeps the document's
+   * status, headers and redirect chain. Without it, the browser fetches `url` itself.
    */
-  async render(url: string, settings: FetchSettings, signal?: AbortSignal): Promise<FetchedPage> {
+  async render(
+    url: string,
+    settings: FetchSettings,
+    signal?: AbortSignal,
+    document?: FetchedPage,
+  ): Promise<FetchedPage> {
     let release: () => void;
     try {
       release = await this.slots.acquire(signal);
@@ -56,7 +67,7 @@ export class Renderer {
       throw err;
     }
     try {
-      return await this.renderNow(url, settings, signal);
+      return await this.renderNow(url, settings, signal, document);
     } finally {
       release();
     }
@@ -70,7 +81,12 @@ export class Renderer {
     return this.proxy;
   }
 
-  private async renderNow(url: string, settings: FetchSettings, signal?: AbortSignal): Promise<FetchedPage> {
+  private async renderNow(
+    url: string,
+    settings: FetchSettings,
+    signal: AbortSignal | undefined,
+    document: FetchedPage | undefined,
+  ): Promise<FetchedPage> {
     const deadline = Date.now() + settings.totalTimeoutMs;
     const proxy = settings.allowPrivate ? null : await this.guardProxy();
     let context: BrowserContext;
@@ -104,7 +120,10 @@ export class Renderer {
       );
     });
     try {
-      return await Promise.race([this.visit(context, url, settings, deadline, proxy), overdue, withdrawn]);
+      const visit = document
+        ? this.visitFetched(context, document, settings, deadline, proxy)
+        : this.visit(context, url, settings, deadline, proxy);
+      return await Promise.race([visit, overdue, withdrawn]);
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
@@ -143,20 +162,11 @@ export class Renderer {
     if (!response) throw renderFailed('the navigation produced no response');
     const headers = await response.allHeaders();
     checkProxyMarkers(headers);
-    // The network may never settle (polling, streaming): then the DOM is taken as it is at the cap.
-    await page
-      .waitForLoadState('networkidle', { timeout: Math.min(this.options.idleTimeoutMs, remaining(deadline)) })
-      .catch(() => undefined);
+    await this.settle(page, deadline);
     const contentType = headers['content-type'] ?? null;
     const html = contentType === null || isHtmlContentType(contentType);
     const body = html ? Buffer.from(await page.content(), 'utf8') : await response.body();
-    if (body.length > settings.maxBodyBytes) {
-      throw new FetchError(
-        'BODY_TOO_LARGE',
-        `${html ? 'rendered page' : 'body'} of ${body.length} bytes, over the ${settings.maxBodyBytes}-byte cap`,
-        { status: response.status() },
-      );
-    }
+    checkSize(body, settings, response.status(), html);
     return {
       status: response.status(),
       finalUrl: response.url(),
@@ -168,6 +178,68 @@ export class Renderer {
     };
   }
 
+  /**
+   * Renders a document fetched already: its main-frame request is answered with `document`, and
+   * any later navigation of the main frame (a script's `location = ...`, a meta refresh) is
+   * refused, so the DOM read is this document's. Such a navigation is a redirect the browser would
+   * follow past robots.txt and the target host's politeness; the link to it, if the page has one,
+   * is crawled as any other.
+   */
+  private async visitFetched(
+    context: BrowserContext,
+    document: FetchedPage,
+    settings: FetchSettings,
+    deadline: number,
+    proxy: GuardProxy | null,
+  ): Promise<FetchedPage> {
+    const page = await context.newPage();
+    let answered = false;
+    await page.route('**/*', async (route) => {
+      const request = route.request();
+      if (!request.isNavigationRequest() || request.frame() !== page.mainFrame()) return route.fallback();
+      // A navigation answered 204 No Content does not happen: the page stays as it is (an aborted
+      // one would put Chromium's error page in its place, or leave the load waiting).
+      if (answered) return route.fulfill({ status: 204 });
+      answered = true;
+      return route.fulfill({
+        status: document.status,
+        headers: replayedHeaders(document),
+        body: document.body,
+      });
+    });
+    try {
+      // Waiting for the load event through goto would hang on a page whose script navigates while
+      // it is parsed (the refused navigation leaves Playwright waiting for a load that is not its):
+      // the document's own readyState says when it has loaded.
+      await page.goto(document.finalUrl, { waitUntil: 'commit', timeout: remaining(deadline) });
+      await page.waitForFunction('document.readyState === "complete"', undefined, {
+        polling: 50,
+        timeout: remaining(deadline),
+      });
+    } catch (err) {
+      throw navigationError(err, () => proxy?.tunnelFailure(authorityOf(document.finalUrl)) ?? null);
+    }
+    await this.settle(page, deadline);
+    const body = Buffer.from(await page.content(), 'utf8');
+    checkSize(body, settings, document.status, true);
+    return {
+      status: document.status,
+      finalUrl: document.finalUrl,
+      redirects: document.redirects,
+      headers: document.headers,
+      contentType: document.contentType,
+      body,
+      rendered: true,
+    };
+  }
+
+  /** The network may never settle (polling, streaming): then the DOM is taken as it is at the cap. */
+  private async settle(page: Page, deadline: number): Promise<void> {
+    await page
+      .waitForLoadState('networkidle', { timeout: Math.min(this.options.idleTimeoutMs, remaining(deadline)) })
+      .catch(() => undefined);
+  }
+
   /** Closes the browser and the guard proxy. Safe to call twice. */
   async close(): Promise<void> {
     await this.options.host.close();
@@ -175,6 +247,27 @@ export class Renderer {
     this.proxy = null;
     await proxy?.then((p) => p.close()).catch(() => undefined);
   }
+}
+
+function checkSize(body: Buffer, settings: FetchSettings, status: number, html: boolean): void {
+  if (body.length <= settings.maxBodyBytes) return;
+  throw new FetchError(
+    'BODY_TOO_LARGE',
+    `${html ? 'rendered page' : 'body'} of ${body.length} bytes, over the ${settings.maxBodyBytes}-byte cap`,
+    { status },
+  );
+}
+
+/**
+ * The headers the browser is given with a fetched document: its type and language. The body is
+ * decoded already, so its coding and length no longer apply.
+ */
+function replayedHeaders(document: FetchedPage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (document.contentType !== null) headers['content-type'] = document.contentType;
+  const language = document.headers['content-language'];
+  if (language !== undefined) headers['content-language'] = language;
+  return headers;
 }
 
 /** A response without a page: its status and headers, no body. */
