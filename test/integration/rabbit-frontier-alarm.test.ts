@@ -1,6 +1,7 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Lease } from '../../shared/protocol/task.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { memoryLogger } from '../helpers/log-lines.js';
 import { makeRabbitFixture } from '../helpers/rabbit-frontier-fixture.js';
@@ -71,6 +72,68 @@ it(
       assert.ok(
         lines().some((l) => l.msg === 'rabbitmq unblocked publishing'),
         'the unblock was reported',
+      );
+    } finally {
+      if (alarmed) await rabbitDiskAlarm.clear();
+      await fx.cleanup();
+    }
+  },
+);
+
+/**
+ * A blocked connection is not read at all, so a lease call that has to ask the broker for more
+ * (its buffer short) waits until the alarm clears. The leases it took before asking must not run
+ * out meanwhile and go back to the queue while it also hands them out: their tasks would be
+ * fetched twice (12 of 1,500 pages in a cluster crawl's alarm, test/fault/rabbitmq-alarm).
+ */
+it(
+  'a lease call that waits out an alarm hands out only live leases, each task once',
+  { timeout: 60_000 },
+  async () => {
+    const { logger, lines } = memoryLogger();
+    const clock = new FakeClock();
+    const fx = await makeRabbitFixture(clock, { confirmTimeoutMs: CONFIRM_TIMEOUT_MS, logger });
+    const f = fx.frontier;
+    const LEASE_MS = 10_000;
+    let alarmed = false;
+    try {
+      const waiting = tasks('https://b.test/', 3);
+      await f.push([task('https://a.test/'), ...waiting]);
+      const seed = (await f.lease(1, { leaseMs: LEASE_MS })).at(0);
+      assert.ok(seed, 'the seed leased');
+      await waitFor(async () => (await f.stats()).ready === 3, {
+        timeoutMs: 5_000,
+        message: '3 tasks ready',
+      });
+
+      await rabbitDiskAlarm.raise();
+      alarmed = true;
+      const settling = ack(f, seed, tasks('https://c.test/p', 5));
+      await waitFor(() => lines().some((l) => l.msg === 'rabbitmq blocked publishing (resource alarm)'), {
+        timeoutMs: 15_000,
+        message: 'the broker blocked the connection',
+      });
+      // More than it holds: it takes what it has, then asks the blocked broker for more.
+      const leased: { leases: Lease[] | null } = { leases: null };
+      const leasing = f.lease(10, { leaseMs: LEASE_MS }).then((got) => (leased.leases = got));
+      await sleep(1_000);
+      assert.equal(leased.leases, null, 'the lease call waits for the blocked broker');
+      // The alarm outlasts the lease time; the frontier's overdue sweep runs meanwhile.
+      clock.advance(LEASE_MS + 1);
+      const sweeping = f.stats().catch(() => undefined);
+      await rabbitDiskAlarm.clear();
+      alarmed = false;
+      await Promise.all([leasing, settling, sweeping]);
+
+      const first = (leased.leases as Lease[] | null) ?? [];
+      for (const lease of first) assert.equal(await ack(f, lease), 1, `${lease.url}: its lease is live`);
+      const rest = await leaseAll(f);
+      for (const lease of rest) assert.equal(await ack(f, lease), 1, `${lease.url}: its lease is live`);
+      const handedOut = urls([...first, ...rest]).sort();
+      assert.deepEqual(
+        handedOut,
+        [...urls(waiting), ...urls(tasks('https://c.test/p', 5))].sort(),
+        'each task handed out once',
       );
     } finally {
       if (alarmed) await rabbitDiskAlarm.clear();

@@ -340,9 +340,15 @@ class RabbitFrontierImpl implements RabbitFrontier {
     const exclude = new Set(options.excludeHosts ?? []);
     const take = (n: number): Held[] =>
       this.book.take(n, exclude, this.pausedRuns(), link, this.clock() + leaseMs, this.picker);
-    const got = take(limit);
+    let got = take(limit);
     if (got.length < limit && this.book.held + this.intake.moving < this.windowSize()) {
       await this.catchUp(link);
+      // The wait can be long: a connection RabbitMQ blocks (a resource alarm) is not read at all,
+      // so its queue checks hang until the alarm clears. Leases taken before it would have run out
+      // meanwhile and gone back to the queue while also being handed out here (fetched twice):
+      // those still held start their time now, and those gone back are not handed out.
+      const until = this.clock() + leaseMs;
+      got = got.filter((held) => this.book.renew(held, until));
       got.push(...take(limit - got.length));
     }
     if (got.length < limit && options.hostWaitMs !== undefined && exclude.size > 0) {
