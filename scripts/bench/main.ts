@@ -16,6 +16,10 @@
  * scripts/services.sh (which must be up), measured from submit to completion, with the brokers'
  * CPU beside it and the ratio to the embedded run (see cluster-runner.ts).
  *
+ * `--redirects` crawls a site whose links lead through same-host 301s, with ackcrawl obeying
+ * robots.txt (every hop asked of the scheduler) and with --no-robots, and prints what asking costs
+ * (redirect-cost.ts).
+ *
  * `--hosts` runs the many-slow-hosts bench instead (hosts/main.ts): 128 loopback hosts answering after
  * 50–200 ms, each checking the crawl's politeness, and every runner held against the ceiling that
  * politeness and latency allow.
@@ -46,6 +50,7 @@ import {
   targetVerdicts,
   type RunnerResult,
 } from './report.js';
+import { redirectCost } from './redirect-cost.js';
 import { planRunners } from './runners.js';
 import { startSiteProcess } from './site-process.js';
 import { warmSite, WARM_UP_PAGES } from './warm-site.js';
@@ -63,7 +68,14 @@ const say = (text: string): void => void process.stderr.write(`${text}\n`);
 const WARM_UP_RECORDS = 60_000;
 const WARM_UP_RECORD_BYTES = 12 * 1024;
 
-const site = await startSiteProcess({ pages: options.pages, seed: options.seed });
+const site = await startSiteProcess({
+  pages: options.pages,
+  seed: options.seed,
+  redirectLinks: options.redirects,
+  // A Disallow line (for a path no page is under) makes the crawl that obeys robots.txt ask the
+  // scheduler before every hop; a host whose rules disallow nothing is not asked about.
+  ...(options.redirects ? { disallow: '/private/' } : {}),
+});
 say(`site: ${site.url} (${options.pages} pages, pid ${site.pid}, not counted in the figures)`);
 await warmSite(site, options.pages);
 say(`site: warmed up with its first ${Math.min(options.pages, WARM_UP_PAGES)} pages, before any runner`);
@@ -101,7 +113,9 @@ try {
 }
 
 addRatios(results);
-const targets = targetVerdicts(results);
+// The targets are for the plain site; a redirect run answers what asking for each hop costs.
+const targets = options.redirects ? [] : targetVerdicts(results);
+const redirects = options.redirects ? redirectCost(results) : null;
 const report = {
   at: new Date().toISOString(),
   pages: options.pages,
@@ -109,9 +123,13 @@ const report = {
   options,
   results,
   targets,
+  ...(redirects ? { redirects } : {}),
 };
 process.stdout.write(`\n${formatTable(results)}\n\n`);
 for (const t of targets) process.stdout.write(`${t.text}\n`);
+if (options.redirects) {
+  process.stdout.write(`${redirects?.text ?? 'redirects: a run failed, so there is no comparison'}\n`);
+}
 for (const r of results) {
   const load = machineLoad(r, cpus().length);
   if (load) process.stdout.write(`${load}\n`);

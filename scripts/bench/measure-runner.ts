@@ -86,6 +86,7 @@ export function toRunnerResult(
     pages,
     sitePages: served.distinctPages,
     siteRequests: served.requests,
+    ...(served.redirects > 0 ? { siteRedirects: served.redirects } : {}),
     seconds: round(run.wallSeconds, 2),
     pagesPerSecond: round(pages / run.wallSeconds, 1),
     reportedPagesPerSecond: typeof reported === 'number' ? reported : null,

@@ -19,6 +19,11 @@ export interface BenchOptions {
   coldBrokers: boolean;
   /** ACKCRAWL_KAFKA_COMPRESSION of the cluster's scheduler. */
   kafkaCompression: KafkaCompression;
+  /**
+   * A site whose links lead through same-host 301s, crawled by ackcrawl obeying robots.txt (each
+   * hop asked of the scheduler) and with --no-robots (none asked): what asking costs.
+   */
+  redirects: boolean;
   ackProcesses: number;
   ackConcurrency: number;
   /** One value, or several to sweep: the fastest is the reference for the ratios. */
@@ -61,6 +66,9 @@ durable crawl), crawlee and bare (fetch + parse5, nothing durable); ratios and t
   --cluster-profile-dir DIR  write a V8 CPU profile of the cluster's scheduler there
   --cold-brokers             do not warm Kafka up first (60,000 records of 12 KB, unmeasured)
   --kafka-compression C      the cluster's record batches: none or gzip (none)
+  --redirects                every page but the home page behind a same-host 301 (/r/n → /p/n); runs
+                             ackcrawl twice: obeying robots.txt (every hop asked of the scheduler) and
+                             with --no-robots (none asked), and prints what asking costs
   --ack-processes N          crawler processes of the embedded crawl (2)
   --ack-concurrency N        requests in flight per crawler process (32)
   --crawlee-concurrency LIST Crawlee's maxConcurrency, the fastest is the reference (200)
@@ -84,6 +92,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       'cluster-profile-dir': { type: 'string' },
       'cold-brokers': { type: 'boolean', default: false },
       'kafka-compression': { type: 'string', default: 'none' },
+      redirects: { type: 'boolean', default: false },
       'ack-processes': { type: 'string', default: '2' },
       'ack-concurrency': { type: 'string', default: '32' },
       'crawlee-concurrency': { type: 'string', default: DEFAULT_CRAWLEE_CONCURRENCY },
@@ -98,7 +107,11 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     if (!Number.isInteger(n) || n < 1) problems.push(`--${name} must be a positive integer, got "${text}"`);
     return n;
   };
-  const only = values.only.split(',').map((s) => s.trim()) as RunnerKind[];
+  // A redirect site is for ackcrawl alone: the bare loop does not follow redirects.
+  const onlyText = values.redirects && !argv.some((a) => a.startsWith('--only')) ? 'ackcrawl' : values.only;
+  const only = onlyText.split(',').map((s) => s.trim()) as RunnerKind[];
+  if (values.redirects && (values.cluster || only.some((kind) => kind !== 'ackcrawl')))
+    problems.push('--redirects runs the embedded ackcrawl only (no --cluster, --only ackcrawl)');
   for (const kind of only) {
     if (!KINDS.includes(kind)) problems.push(`--only: unknown runner "${kind}" (known: ${KINDS.join(', ')})`);
   }
@@ -116,6 +129,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     clusterProfileDir: values['cluster-profile-dir'],
     coldBrokers: values['cold-brokers'],
     kafkaCompression: compression,
+    redirects: values.redirects,
     ackProcesses: int('ack-processes', values['ack-processes']),
     ackConcurrency: int('ack-concurrency', values['ack-concurrency']),
     crawleeConcurrency: values['crawlee-concurrency'].split(',').map((c) => int('crawlee-concurrency', c)),

@@ -12,6 +12,8 @@ export interface RunnerResult {
   /** Distinct site pages the site served to it, and all requests it answered. */
   sitePages: number;
   siteRequests: number;
+  /** The site's 301s of `/r/n` links (a `--redirects` run); absent where it served none. */
+  siteRedirects?: number;
   seconds: number;
   /** pages / wall seconds of the whole process tree, start-up and shutdown included. */
   pagesPerSecond: number;

@@ -28,6 +28,7 @@ export interface RunnerSpec {
  */
 export function planRunners(o: BenchOptions, url: string): RunnerSpec[] {
   const plan: RunnerSpec[] = [];
+  if (o.redirects) return [ackcrawl(o, url), ackcrawl(o, url, { noRobots: true })];
   for (const kind of o.only) {
     if (kind === 'ackcrawl') {
       plan.push(ackcrawl(o, url));
@@ -43,9 +44,10 @@ export function planRunners(o: BenchOptions, url: string): RunnerSpec[] {
   return plan;
 }
 
-function ackcrawl(o: BenchOptions, url: string): RunnerSpec {
+/** The embedded crawl; `noRobots`: with --no-robots, so that no redirect is asked of the scheduler. */
+function ackcrawl(o: BenchOptions, url: string, variant: { noRobots?: boolean } = {}): RunnerSpec {
   return {
-    name: 'ackcrawl',
+    name: variant.noRobots ? 'ackcrawl --no-robots' : 'ackcrawl',
     kind: 'ackcrawl',
     keeps: 'every page with its body, durably on disk',
     ...(ackcrawlCliBuilt() ? {} : { skip: 'dist/master/cli/main.js is not built yet' }),
@@ -54,6 +56,7 @@ function ackcrawl(o: BenchOptions, url: string): RunnerSpec {
       const args = [ackcrawlCli, 'crawl', url, '--out', out];
       args.push('--processes', String(o.ackProcesses), '--concurrency', String(o.ackConcurrency));
       args.push('--host-concurrency', '1000', '--host-delay', '0', '--allow-private', '--json');
+      if (variant.noRobots) args.push('--no-robots');
       return { args, cleanup: () => rmSync(out, { recursive: true, force: true }) };
     },
   };

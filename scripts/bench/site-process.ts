@@ -25,12 +25,20 @@ export interface ForkedSite<Ready, Stats> {
  * Starts the generated site in its own process (dist/scripts/site/serve.js), so its CPU and memory
  * stay out of the figures measured for the crawler's process tree.
  */
-export async function startSiteProcess(options: { pages: number; seed: number }): Promise<SiteProcess> {
+export async function startSiteProcess(options: {
+  pages: number;
+  seed: number;
+  redirectLinks?: boolean;
+  /** A robots.txt disallowing this path (no page is under it). */
+  disallow?: string;
+}): Promise<SiteProcess> {
   const site = await forkSite<{ url: string }, SiteStats>('site/serve.js', [
     '--pages',
     String(options.pages),
     '--seed',
     String(options.seed),
+    ...(options.redirectLinks ? ['--redirect-links'] : []),
+    ...(options.disallow === undefined ? [] : ['--disallow', options.disallow]),
   ]);
   return {
     url: site.ready.url,

@@ -1,6 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createPageRenderer, ERROR_PATH, parsePagePath, type SiteShape } from './page-renderer.js';
+import {
+  createPageRenderer,
+  ERROR_PATH,
+  pagePath,
+  parsePagePath,
+  parseRedirectPath,
+  type SiteShape,
+} from './page-renderer.js';
 
 export interface GeneratedSiteOptions {
   pages: number;
@@ -12,6 +19,10 @@ export interface GeneratedSiteOptions {
   port?: number;
   /** Adds `/missing` (404) and `/error` (always 500) links to the home page, for demos. */
   brokenLinks?: boolean;
+  /** Links lead through a same-host 301 (`/r/n` → `/p/n`) to every page but the home page. */
+  redirectLinks?: boolean;
+  /** Serve a robots.txt disallowing this path to every agent (no page is under it); else a 404. */
+  disallow?: string;
   /** Answer each page this long after its request (a slow site: requests stay in flight). */
   responseDelayMs?: number;
   /**
@@ -28,6 +39,8 @@ export interface SiteStats {
   pageResponses: number;
   /** Distinct site pages served at least once. */
   distinctPages: number;
+  /** 301 responses of `/r/n` paths (a site of `redirectLinks`). */
+  redirects: number;
 }
 
 export interface GeneratedSite {
@@ -50,11 +63,14 @@ export async function startGeneratedSite(options: GeneratedSiteOptions): Promise
     pageBytes: options.pageBytes ?? 10_240,
     seed: options.seed ?? 1,
     brokenLinks: options.brokenLinks ?? false,
+    redirectLinks: options.redirectLinks ?? false,
   };
   if (!Number.isInteger(shape.pages) || shape.pages < 1) throw new RangeError('pages must be an integer ≥ 1');
   const host = options.host ?? '127.0.0.1';
+  const robotsTxt =
+    options.disallow === undefined ? null : Buffer.from(`User-agent: *\nDisallow: ${options.disallow}\n`);
   let served = new Uint8Array(shape.pages);
-  const stats: SiteStats = { requests: 0, pageResponses: 0, distinctPages: 0 };
+  const stats: SiteStats = { requests: 0, pageResponses: 0, distinctPages: 0, redirects: 0 };
 
   const server = createServer();
   // Keep-alive: crawlers reuse connections between requests; do not make them reconnect every 5 s.
@@ -85,6 +101,16 @@ export async function startGeneratedSite(options: GeneratedSiteOptions): Promise
       return;
     }
     if (page !== undefined) return servePage(page);
+    if (robotsTxt !== null && pathname === '/robots.txt') {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': robotsTxt.length }).end(robotsTxt);
+      return;
+    }
+    const movedTo = shape.redirectLinks ? parseRedirectPath(pathname, shape.pages) : undefined;
+    if (movedTo !== undefined) {
+      stats.redirects++;
+      res.writeHead(301, { location: pagePath(movedTo), 'content-length': 0 }).end();
+      return;
+    }
     if (shape.brokenLinks && pathname === ERROR_PATH) return send(req, res, 500, ERROR_BODY);
     send(req, res, 404, NOT_FOUND_BODY);
 
@@ -104,7 +130,7 @@ export async function startGeneratedSite(options: GeneratedSiteOptions): Promise
     port,
     stats: () => ({ ...stats }),
     resetStats() {
-      Object.assign(stats, { requests: 0, pageResponses: 0, distinctPages: 0 });
+      Object.assign(stats, { requests: 0, pageResponses: 0, distinctPages: 0, redirects: 0 });
       served = new Uint8Array(shape.pages);
     },
     close() {

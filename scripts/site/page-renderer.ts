@@ -8,6 +8,11 @@ export interface SiteShape {
   seed: number;
   /** Adds `/missing` (404) and `/error` (500) links to the home page. */
   brokenLinks: boolean;
+  /**
+   * Links name `/r/n` instead of `/p/n`, which answers with a 301 to `/p/n`: every page but the
+   * home page is reached through a redirect on its own host (the home page stays linked as `/`).
+   */
+  redirectLinks: boolean;
 }
 
 export const MISSING_PATH = '/missing';
@@ -21,11 +26,23 @@ export function pagePath(page: number): string {
 /** The page number a request path names, or undefined (→ 404). Rejects `/p/0` and leading zeros. */
 export function parsePagePath(pathname: string, pages: number): number | undefined {
   if (pathname === '/') return 0;
-  if (!pathname.startsWith('/p/')) return undefined;
-  const digits = pathname.slice(3);
+  return pathname.startsWith('/p/') ? pageNumber(pathname.slice(3), pages) : undefined;
+}
+
+/** The page a redirect path `/r/n` (n ≥ 1) leads to, or undefined. */
+export function parseRedirectPath(pathname: string, pages: number): number | undefined {
+  return pathname.startsWith('/r/') ? pageNumber(pathname.slice(3), pages) : undefined;
+}
+
+function pageNumber(digits: string, pages: number): number | undefined {
   if (!/^[1-9][0-9]{0,9}$/.test(digits)) return undefined;
   const page = Number(digits);
   return page < pages ? page : undefined;
+}
+
+/** Where a link to `page` points: the page, or its redirect (`/r/n`) on a site of redirect links. */
+function linkPath(shape: SiteShape, page: number): string {
+  return shape.redirectLinks && page !== 0 ? `/r/${page}` : pagePath(page);
 }
 
 /**
@@ -53,22 +70,23 @@ export function createPageRenderer(shape: SiteShape, origin: string): (page: num
 function renderLinks(shape: SiteShape, origin: string, page: number, random: Random): string {
   const hrefs: string[] = [];
   const next = page + 1 < shape.pages ? page + 1 : 0;
-  hrefs.push(pagePath(next), '#top');
-  hrefs.push(`${pagePath(randomInt(random, shape.pages))}#section-${randomInt(random, 9)}`);
-  hrefs.push(origin + pagePath(next)); // the same target again, written absolutely
+  hrefs.push(linkPath(shape, next), '#top');
+  hrefs.push(`${linkPath(shape, randomInt(random, shape.pages))}#section-${randomInt(random, 9)}`);
+  hrefs.push(origin + linkPath(shape, next)); // the same target again, written absolutely
   for (let k = 0; hrefs.length < shape.linksPerPage; k++) {
-    hrefs.push(href(randomInt(random, shape.pages), page, origin, k % 3));
+    hrefs.push(href(shape, randomInt(random, shape.pages), page, origin, k % 3));
   }
   if (shape.brokenLinks && page === 0) hrefs.push(MISSING_PATH, ERROR_PATH);
   return hrefs.map((h) => `<li><a href="${h}">${h}</a></li>\n`).join('');
 }
 
-function href(target: number, from: number, origin: string, form: number): string {
-  if (form === 0) return pagePath(target);
-  if (form === 2) return origin + pagePath(target);
+function href(shape: SiteShape, target: number, from: number, origin: string, form: number): string {
+  if (form === 0) return linkPath(shape, target);
+  if (form === 2) return origin + linkPath(shape, target);
   // Path-relative: resolved against `/` on the home page and against `/p/n` elsewhere.
-  if (from === 0) return target === 0 ? './' : `p/${target}`;
-  return target === 0 ? '../' : String(target);
+  if (from === 0) return target === 0 ? './' : linkPath(shape, target).slice(1);
+  if (target === 0) return '../';
+  return shape.redirectLinks ? `../r/${target}` : String(target);
 }
 
 /** Paragraphs from the pool until exactly `budget` bytes are used (the last one is cut to fit). */

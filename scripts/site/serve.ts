@@ -4,7 +4,7 @@
  * serves until SIGTERM/SIGINT (or until an IPC parent disconnects).
  *
  *   node dist/scripts/site/serve.js --pages 20000 [--links-per-page 20] [--page-bytes 10240]
- *     [--seed 1] [--host 127.0.0.1] [--port 0] [--broken-links]
+ *     [--seed 1] [--host 127.0.0.1] [--port 0] [--broken-links] [--redirect-links] [--disallow PATH]
  *
  * When started with an IPC channel it answers `{type:'stats'}` with `{type:'stats', stats}` and
  * `{type:'reset-stats'}` with `{type:'stats', stats}` after zeroing the counters.
@@ -22,6 +22,8 @@ const { values } = parseArgs({
     host: { type: 'string', default: '127.0.0.1' },
     port: { type: 'string', default: '0' },
     'broken-links': { type: 'boolean', default: false },
+    'redirect-links': { type: 'boolean', default: false },
+    disallow: { type: 'string' },
   },
 });
 
@@ -33,6 +35,8 @@ const site = await startGeneratedSite({
   host: values.host,
   port: Number(values.port),
   brokenLinks: values['broken-links'],
+  redirectLinks: values['redirect-links'],
+  ...(values.disallow === undefined ? {} : { disallow: values.disallow }),
 });
 
 serveOverIpc(site, { url: site.url, port: site.port });

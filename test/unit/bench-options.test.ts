@@ -43,6 +43,16 @@ test('an option a bench cannot run with: what is wrong and the usage, exit 2, no
       /usage: npm run bench -- \[options\]/,
     ],
     [
+      ['--redirects', '--cluster'],
+      /--redirects runs the embedded ackcrawl only \(no --cluster, --only ackcrawl\)/,
+      /usage: npm run bench -- \[options\]/,
+    ],
+    [
+      ['--redirects', '--only', 'ackcrawl,bare'],
+      /--redirects runs the embedded ackcrawl only/,
+      /usage: npm run bench -- \[options\]/,
+    ],
+    [
       ['--hosts', '--host-count', 'x'],
       /^hosts bench: invalid options:\n {2}--host-count must be an integer/,
       /usage: npm run bench -- --hosts/,

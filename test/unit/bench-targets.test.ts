@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { edgeRates } from '../../scripts/bench/rate-sampler.js';
+import { redirectCost } from '../../scripts/bench/redirect-cost.js';
 import {
   addRatios,
   machineLoad,
@@ -96,4 +97,18 @@ test("a run's cost to the machine adds the tree, the services and the site, agai
     'no site CPU read: nothing to say',
   );
   assert.equal(machineLoad({ ...embedded, status: 'failed' }, 2), null);
+});
+
+test('a --redirects run: the speed ratio and the CPU per hop of asking the scheduler for each redirect', () => {
+  const asking = row('ackcrawl', 'ackcrawl', 1_500, { cpuSeconds: 24, siteRedirects: 19_999 });
+  const silent = row('ackcrawl --no-robots', 'ackcrawl', 1_600, { cpuSeconds: 22 });
+  const cost = redirectCost([asking, silent]);
+  assert.ok(cost);
+  assert.equal(cost.hops, 19_999);
+  assert.equal(cost.speedRatio, 0.94);
+  assert.equal(cost.cpuMicrosPerHop, 100);
+  assert.match(cost.text, /19999 same-host 301s.*0\.94x the speed, 100 µs of CPU per hop/);
+  // A failed run, or no redirects served: nothing to compare.
+  assert.equal(redirectCost([asking, { ...silent, status: 'failed' }]), null);
+  assert.equal(redirectCost([{ ...asking, siteRedirects: 0 }, silent]), null);
 });

@@ -90,7 +90,7 @@ function pagesAsRecords(pages: readonly LabelledPage[]): Buffer[] {
 function generatedRecords(count: number): Buffer[] {
   const origin = 'http://127.0.0.1:8080';
   const render = createPageRenderer(
-    { pages: 20_000, linksPerPage: 20, pageBytes: 10_000, seed: 1, brokenLinks: false },
+    { pages: 20_000, linksPerPage: 20, pageBytes: 10_000, seed: 1, brokenLinks: false, redirectLinks: false },
     origin,
   );
   return Array.from({ length: count }, (_, i) =>

@@ -71,6 +71,7 @@ export async function hostsBenchMain(argv: string[]): Promise<number> {
         requests: stats.hosts.reduce((n, h) => n + h.requests, 0),
         pageResponses: stats.hosts.reduce((n, h) => n + h.pageResponses, 0),
         distinctPages: stats.hosts.reduce((n, h) => n + h.distinctPages, 0),
+        redirects: 0,
       };
       const r: HostsResult = toRunnerResult(spec, run, served, measure);
       r.hosts = hostsFigures(stats, served.distinctPages, ceiling);
