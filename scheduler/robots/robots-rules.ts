@@ -69,6 +69,18 @@ export class RobotsRules {
     return { allowed: false, line, rule: this.directives.get(line) ?? '' };
   }
 
+  /**
+   * True when no URL of the host can be disallowed: no `Disallow` line with a path, for any agent
+   * (a missing robots.txt, an empty one, `Disallow:` alone). Conservative: a rule for another
+   * agent counts too.
+   */
+  disallowsNothing(): boolean {
+    for (const line of this.directives.values()) {
+      if (/^disallow\s*:\s*\S/i.test(line)) return false;
+    }
+    return true;
+  }
+
   /** Crawl-delay for this agent (its group, else `*`) in ms, or null. */
   crawlDelayMs(): number | null {
     const seconds = this.robot.getCrawlDelay(this.agent);

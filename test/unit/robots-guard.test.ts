@@ -143,6 +143,26 @@ describe('RobotsGuard', () => {
     assert.equal(ignoring.guard.allowsHop(lease('/a'), `${ORIGIN}/private/x`), true);
   });
 
+  test('a host whose rules disallow nothing has no hops to check', () => {
+    for (const [text, checks] of [
+      ['', false],
+      ['User-agent: *\nDisallow:\n', false],
+      ['User-agent: *\nAllow: /\nCrawl-delay: 1\n', false],
+      ['User-agent: other\nDisallow: /x\n', true],
+      ['User-agent: *\nDisallow: /private\n', true],
+    ] as const) {
+      const { clock, guard, fetchRobots } = setup();
+      guard.waitMs(lease('/'), clock.now());
+      assert.equal(guard.checksHops(lease('/a')), true, 'rules not known yet: checked');
+      fetchRobots(ok(text));
+      assert.equal(guard.checksHops(lease('/a')), checks, JSON.stringify(text));
+    }
+    const { clock, guard, fetchRobots } = setup();
+    guard.waitMs(lease('/'), clock.now());
+    fetchRobots({ ...ok(''), status: 404 });
+    assert.equal(guard.checksHops(lease('/a')), false, 'no robots.txt: nothing disallowed');
+  });
+
   test('a disallowed URL is settled as a final ROBOTS_DENIED record naming the line; others pass', () => {
     const { clock, guard, failed, fetchRobots } = setup();
     guard.waitMs(lease('/'), clock.now());
