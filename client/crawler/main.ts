@@ -14,6 +14,7 @@ import { fetchRobots, robotsFailure } from './robots/fetch-robots.js';
 import { crawlerConfigSchema, type CrawlerConfig } from './config.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Renderer } from './render/renderer.js';
+import { renderSettings } from './render/render-budget.js';
 import type { FetchedPage } from './fetch/fetcher.js';
 import { createFetcherFactory } from './fetch/fetcher-factory.js';
 import { DEFAULT_SITEMAP_LIMITS, processTask } from './page/process-task.js';
@@ -69,8 +70,12 @@ export async function main(env: Record<string, string | undefined> = process.env
                   // Spreads last: on Node 20 a property written after a spread goes through V8's runtime.
                   ...(renderer
                     ? {
-                        render: (url: string, signal?: AbortSignal, document?: FetchedPage) =>
-                          renderer.render(url, settings, signal, document),
+                        render: (
+                          url: string,
+                          signal?: AbortSignal,
+                          document?: FetchedPage,
+                          spentMs?: number,
+                        ) => renderer.render(url, renderSettings(settings, spentMs), signal, document),
                       }
                     : {}),
                   ...(task.reportStart ? { onRequestSent: started } : {}),

@@ -44,9 +44,15 @@ export interface ProcessContext {
   /**
    * Renders a page in a browser (given the task's `signal`, as fetches are); render-capable
    * crawlers only. `document` is the page's main document, fetched already: the browser renders it
-   * without requesting it again.
+   * without requesting it again; `spentMs`, how long that fetch took, is spent of the page's total
+   * time.
    */
-  render?: (url: string, signal?: AbortSignal, document?: FetchedPage) => Promise<FetchedPage>;
+  render?: (
+    url: string,
+    signal?: AbortSignal,
+    document?: FetchedPage,
+    spentMs?: number,
+  ) => Promise<FetchedPage>;
   /** The request went out (for tasks whose scheduler asked for `reportStart`). */
   onRequestSent?: () => void;
   /** The scheduler's answer to a redirect back to the task's host (tasks with `hopGrants`). */
@@ -92,9 +98,11 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
   if (!render) {
     throw new FetchError('RENDER_UNAVAILABLE', 'this crawler cannot render pages (start it with --render)');
   }
+  const clock = ctx.clock ?? Date.now;
+  const fetchStarted = clock();
   const document = await ctx.fetcher.fetch(task.url, hooks);
   if (!rendersAsPage(document)) return document;
-  const rendered = await render(document.finalUrl, ctx.signal, document);
+  const rendered = await render(document.finalUrl, ctx.signal, document, clock() - fetchStarted);
   return document.via ? { ...rendered, via: document.via } : rendered;
 }
 
