@@ -34,6 +34,8 @@ export class RobotsRules {
   private readonly directives = new Map<number, string>();
   /** Rough size in memory, for the cache's byte budget. */
   readonly bytes: number;
+  /** Some `Disallow` line has a path, for any agent. */
+  private readonly disallows: boolean;
 
   private constructor(
     private readonly origin: string,
@@ -45,6 +47,8 @@ export class RobotsRules {
       if (DIRECTIVE.test(line)) this.directives.set(i + 1, line.replace(/#.*/, '').trim().slice(0, 200));
     });
     this.bytes = text.length * 2 + 256;
+    // Asked for every task sent (RobotsGuard.checksHops): read once, the rules never change.
+    this.disallows = [...this.directives.values()].some((line) => /^disallow\s*:\s*\S/i.test(line));
   }
 
   /** Rules from a robots.txt body fetched at `origin` (`scheme://host[:port]`). */
@@ -75,10 +79,7 @@ export class RobotsRules {
    * agent counts too.
    */
   disallowsNothing(): boolean {
-    for (const line of this.directives.values()) {
-      if (/^disallow\s*:\s*\S/i.test(line)) return false;
-    }
-    return true;
+    return !this.disallows;
   }
 
   /** Crawl-delay for this agent (its group, else `*`) in ms, or null. */
