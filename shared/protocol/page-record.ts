@@ -132,6 +132,11 @@ export const storedPageRecordSchema = z.object({
   canonicalUrl: z.string().nullable().optional(),
   /** The target of the page's `<meta http-equiv=refresh>`, also one of `links`. */
   refreshUrl: z.string().nullable().optional(),
+  /**
+   * A rendered page only: where its script (or a meta refresh) navigated the browser first,
+   * normalised; refused there, so `body` is this page's DOM, and also one of `links`.
+   */
+  navigationUrl: z.string().optional(),
   linksDropped: linksDroppedSchema.optional(),
   /** The User-Agent header the fetch sent (absent in records written before it was recorded). */
   userAgent: z.string().optional(),

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { FetchError } from '../../client/crawler/fetch/fetch-error.js';
@@ -15,7 +17,7 @@ import { decodeOutcomeFrame } from '../../shared/protocol/outcome-frame.js';
 import { pageRecordSchema } from '../../shared/protocol/page-record.js';
 import { JS_LINKS, startDynamicSite, type DynamicSite } from '../fixtures/dynamic-site.js';
 import { freePort } from '../helpers/ports.js';
-import { startRedirectSite } from '../helpers/redirect-site.js';
+import { closeServer, startRedirectSite } from '../helpers/redirect-site.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const settings = (overrides: Partial<FetchSettings> = {}): FetchSettings => ({
@@ -177,9 +179,9 @@ describe('the renderer, driving Debian Chromium', () => {
     }
   });
 
-  test('a rendered document cannot navigate its page away: the DOM read is its own', async () => {
+  test('a rendered document cannot navigate its page away: the DOM read is its own, the target a link', async () => {
     const page =
-      '<title>here</title><a href="/linked">linked</a><script>location.href = "/elsewhere";</script>';
+      '<title>here</title><a href="/linked">linked</a><script>location.href = "/elsewhere#top";</script>';
     const own = await startRedirectSite(() => ({ '/start': null, '/elsewhere': null, '/linked': null }), {
       page,
     });
@@ -188,7 +190,15 @@ describe('the renderer, driving Debian Chromium', () => {
       assert.equal(header.outcome, 'ok', JSON.stringify(record.error));
       assert.equal(record.rendered, true);
       assert.equal(record.url, `${own.origin}/start`);
-      assert.deepEqual(header.links, [`${own.origin}/linked`], String(record.body));
+      assert.match(String(record.body), /<title>here<\/title>/, 'the DOM is the page’s own');
+      // The script's target is queued as a link, after the DOM's, normalised (no fragment).
+      assert.deepEqual(
+        header.links,
+        [`${own.origin}/linked`, `${own.origin}/elsewhere`],
+        String(record.body),
+      );
+      assert.deepEqual(record.links, header.links);
+      assert.equal(record.navigationUrl, `${own.origin}/elsewhere`);
       assert.deepEqual(
         own.arrivals.map((a) => a.path),
         ['/start'],
@@ -196,6 +206,68 @@ describe('the renderer, driving Debian Chromium', () => {
       );
     } finally {
       await own.close();
+    }
+  });
+
+  test('a rendered page that reloads itself or posts a form queues no link; nofollow keeps the target unfollowed', async () => {
+    const reload =
+      '<title>reload</title><script>if (!sessionStorage.done) { sessionStorage.done = 1; location.reload(); }</script>' +
+      '<form method="post" action="/posted"><input name="q" value="1"></form>' +
+      '<script>setTimeout(() => document.forms[0].submit(), 10);</script>';
+    const own = await startRedirectSite(() => ({ '/start': null, '/posted': null }), { page: reload });
+    try {
+      const { header, record } = await renderTask(`${own.origin}/start`);
+      assert.equal(header.outcome, 'ok', JSON.stringify(record.error));
+      assert.deepEqual(header.links, []);
+      assert.equal(record.navigationUrl, undefined);
+      assert.deepEqual(
+        own.arrivals.map((a) => a.path),
+        ['/start'],
+      );
+    } finally {
+      await own.close();
+    }
+    const nofollow =
+      '<meta name="robots" content="nofollow"><title>n</title><script>location.assign("/next");</script>';
+    const other = await startRedirectSite(() => ({ '/start': null, '/next': null }), { page: nofollow });
+    try {
+      const { header, record } = await renderTask(`${other.origin}/start`);
+      assert.equal(header.outcome, 'ok', JSON.stringify(record.error));
+      assert.deepEqual(header.links, [], 'a nofollow page’s navigation is not followed');
+      assert.deepEqual(record.links, [`${other.origin}/next`], 'but it is recorded');
+      assert.equal(record.navigationUrl, `${other.origin}/next`);
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('the cookies the document’s fetch was given reach the browser: the page’s requests carry them', async () => {
+    const page =
+      '<title>c</title><script>fetch("/whoami").then((r) => r.text()).then((who) => {' +
+      ' const a = document.createElement("a"); a.href = "/user/" + who; document.body.append(a); });</script>';
+    const seen: (string | undefined)[] = [];
+    const server = createServer((req, res) => {
+      if (req.url === '/login') {
+        res.writeHead(302, { 'set-cookie': 'sid=s3cret; Path=/; HttpOnly', location: '/start' }).end();
+      } else if (req.url === '/start') {
+        res.writeHead(200, { 'content-type': 'text/html', 'set-cookie': 'seen=1; Path=/' }).end(page);
+      } else if (req.url === '/whoami') {
+        seen.push(req.headers.cookie);
+        const sid = /(?:^|; )sid=([^;]*)/.exec(req.headers.cookie ?? '')?.[1] ?? 'nobody';
+        res.writeHead(200, { 'content-type': 'text/plain' }).end(sid);
+      } else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const { header, record } = await renderTask(`${origin}/login`);
+      assert.equal(header.outcome, 'ok', JSON.stringify(record.error));
+      assert.equal(record.rendered, true);
+      assert.deepEqual(header.links, [`${origin}/user/s3cret`], String(record.body));
+      assert.deepEqual(seen, ['sid=s3cret; seen=1']);
+      assert.equal((record.headers as Record<string, string>)['set-cookie'], undefined, 'never recorded');
+    } finally {
+      await closeServer(server);
     }
   });
 

@@ -6,6 +6,7 @@ import { httpStatusCode } from '../../../shared/error-codes/index.js';
 import { FetchError, parseRetryAfter, taskWithdrawn, toFetchError } from './fetch-error.js';
 import { HopDenied, RedirectSpacing, type HopAnswer } from './redirect-spacing.js';
 import { staysOnHost } from './redirect-target.js';
+import { TaskCookies } from './task-cookies.js';
 
 export interface FetchedPage {
   status: number;
@@ -17,6 +18,16 @@ export interface FetchedPage {
   body: Buffer;
   /** The body is a browser's DOM serialisation (UTF-8), not the bytes the server sent. */
   rendered?: boolean;
+  /**
+   * The cookies the responses of the fetch set (its redirects included), when any did: the browser
+   * that renders the page gets them. Never recorded.
+   */
+  cookies?: TaskCookies | undefined;
+  /**
+   * A rendered page only: where its script or meta refresh navigated the browser (refused there,
+   * so the DOM is this page's), in order, as the browser resolved them.
+   */
+  navigations?: string[];
 }
 
 const WATCHDOG_GRACE_MS = 2_000;
@@ -25,7 +36,7 @@ const WATCHDOG_GRACE_MS = 2_000;
  * The page as one literal, not `{ ...meta, body }`: on Node 20 a property written after a spread is
  * defined through V8's runtime, once per page (docs/capacity.md, "Properties after a spread").
  */
-function pageOf(meta: Omit<FetchedPage, 'body'>, body: Buffer): FetchedPage {
+function pageOf(meta: Omit<FetchedPage, 'body'>, body: Buffer, cookies: TaskCookies): FetchedPage {
   return {
     status: meta.status,
     finalUrl: meta.finalUrl,
@@ -33,6 +44,7 @@ function pageOf(meta: Omit<FetchedPage, 'body'>, body: Buffer): FetchedPage {
     headers: meta.headers,
     contentType: meta.contentType,
     body,
+    cookies: cookies.empty ? undefined : cookies,
   };
 }
 
@@ -141,6 +153,8 @@ export function crawlerGotOptions(settings: FetchSettings, agents: Agents): Exte
     maxRedirects: settings.maxRedirects,
     decompress: true,
     throwHttpErrors: false,
+    // A cookie the jar refuses is dropped (TaskCookies drops them itself; this says so to got).
+    ignoreInvalidCookies: true,
     http2: false,
     headers: {
       'user-agent': settings.userAgent,
@@ -219,7 +233,10 @@ export class Fetcher {
               signal,
             })
           : null;
+      // Cookies live for this fetch: a redirect that sets one gets it back on the next hop.
+      const cookies = new TaskCookies();
       const stream = this.client.stream(url, {
+        cookieJar: cookies,
         ...(route.agents ? { agent: { http: route.agents.http, https: route.agents.https } } : {}),
         ...(route.userAgent || route.headers
           ? { headers: { ...route.headers, ...(route.userAgent ? { 'user-agent': route.userAgent } : {}) } }
@@ -274,7 +291,7 @@ export class Fetcher {
             headers,
             contentType: headers['content-type'] ?? null,
           };
-          resolve(pageOf(page, Buffer.alloc(0)));
+          resolve(pageOf(page, Buffer.alloc(0), cookies));
           return;
         }
         const error = toFetchError(err);
@@ -338,7 +355,7 @@ export class Fetcher {
           chunks.push(chunk.subarray(0, chunk.length - (size - max)));
           settled = true;
           stream.destroy();
-          resolve(pageOf(meta, Buffer.concat(chunks, max)));
+          resolve(pageOf(meta, Buffer.concat(chunks, max), cookies));
           return;
         }
         if (size > max) {
@@ -361,7 +378,9 @@ export class Fetcher {
           reject(new FetchError('EMPTY_RESPONSE', 'the server closed the connection without a response'));
           return;
         }
-        resolve(pageOf(meta, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
+        resolve(
+          pageOf(meta, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size), cookies),
+        );
       });
     });
   }

@@ -23,6 +23,11 @@ export interface RendererOptions {
 
 const remaining = (deadline: number): number => Math.max(1, deadline - Date.now());
 
+/** Main-frame navigations of a rendered page kept as its links, at most (a script may loop). */
+const MAX_NAVIGATIONS = 20;
+
+const withoutFragment = (url: string): string => url.replace(/#.*$/s, '');
+
 /**
  * Renders pages in the process's one browser: a fresh context per page (no cookies or storage
  * shared between tasks), at most `concurrency` at once. A page loads (the `load` event), then gets
@@ -182,8 +187,8 @@ export class Renderer {
    * Renders a document fetched already: its main-frame request is answered with `document`, and
    * any later navigation of the main frame (a script's `location = ...`, a meta refresh) is
    * refused, so the DOM read is this document's. Such a navigation is a redirect the browser would
-   * follow past robots.txt and the target host's politeness; the link to it, if the page has one,
-   * is crawled as any other.
+   * follow past robots.txt and the target host's politeness: its target (GET only, not the page
+   * itself) is returned in `navigations`, to be crawled as a link of the page.
    */
   private async visitFetched(
     context: BrowserContext,
@@ -192,14 +197,21 @@ export class Renderer {
     deadline: number,
     proxy: GuardProxy | null,
   ): Promise<FetchedPage> {
+    await giveCookies(context, document);
     const page = await context.newPage();
     let answered = false;
+    const navigations = new Set<string>();
     await page.route('**/*', async (route) => {
       const request = route.request();
       if (!request.isNavigationRequest() || request.frame() !== page.mainFrame()) return route.fallback();
-      // A navigation answered 204 No Content does not happen: the page stays as it is (an aborted
-      // one would put Chromium's error page in its place, or leave the load waiting).
-      if (answered) return route.fulfill({ status: 204 });
+      if (answered) {
+        // Where the page's script or meta refresh meant to go: a link of the page. A form's POST is
+        // not one (its body is gone), nor the page itself (a reload).
+        if (request.method() === 'GET' && navigations.size < MAX_NAVIGATIONS) navigations.add(request.url());
+        // A navigation answered 204 No Content does not happen: the page stays as it is (an
+        // aborted one would put Chromium's error page in its place, or leave the load waiting).
+        return route.fulfill({ status: 204 });
+      }
       answered = true;
       return route.fulfill({
         status: document.status,
@@ -230,6 +242,9 @@ export class Renderer {
       contentType: document.contentType,
       body,
       rendered: true,
+      navigations: [...navigations].filter(
+        (target) => withoutFragment(target) !== withoutFragment(document.finalUrl),
+      ),
     };
   }
 
@@ -246,6 +261,21 @@ export class Renderer {
     const proxy = this.proxy;
     this.proxy = null;
     await proxy?.then((p) => p.close()).catch(() => undefined);
+  }
+}
+
+/**
+ * The cookies the document's fetch was given (its redirects' included) go to the browser, as if it
+ * had fetched the document itself: the page's scripts and requests see them. One the browser
+ * refuses (`SameSite=None` without `Secure`, say) is left out, as the browser would leave it.
+ */
+async function giveCookies(context: BrowserContext, document: FetchedPage): Promise<void> {
+  const cookies = (await document.cookies?.forBrowser()) ?? [];
+  if (cookies.length === 0) return;
+  try {
+    await context.addCookies(cookies);
+  } catch {
+    for (const cookie of cookies) await context.addCookies([cookie]).catch(() => undefined);
   }
 }
 

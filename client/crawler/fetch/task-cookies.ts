@@ -1,0 +1,97 @@
+import type { CookieJar } from 'tough-cookie';
+
+/** A cookie as a browser context takes it (Playwright's `BrowserContext.addCookies`). */
+export interface BrowserCookie {
+  name: string;
+  value: string;
+  /** `.example.com` applies to its subdomains as well; without the dot, to that host only. */
+  domain: string;
+  path: string;
+  /** Unix time in seconds; -1 for a session cookie. */
+  expires: number;
+  httpOnly: boolean;
+  secure: boolean;
+  sameSite?: 'Strict' | 'Lax' | 'None';
+}
+
+const NONE = Promise.resolve('');
+
+/**
+ * tough-cookie (and its public-suffix list) loads with the first cookie a crawler is sent: a crawl
+ * of sites that set none does not carry it in each crawler's heap.
+ */
+let toughCookie: Promise<typeof import('tough-cookie')> | null = null;
+const newJar = async (): Promise<CookieJar> => {
+  toughCookie ??= import('tough-cookie');
+  return new (await toughCookie).CookieJar();
+};
+
+/**
+ * The cookies of one task: what the responses of its fetch set (its redirects included) is sent on
+ * its later requests, as a browser would, and handed to the browser that renders its page. Nothing
+ * is kept between tasks: a crawl has no session, and a cookie of one page never reaches another.
+ *
+ * got's cookie jar interface, backed by tough-cookie (RFC 6265: domain and path matching, host-only
+ * and `Secure` cookies, expiry, public suffixes refused as domains) once a response sets a cookie;
+ * until then it costs a fetch one resolved promise. A cookie tough-cookie refuses is dropped, never
+ * an error of the fetch (got's `ignoreInvalidCookies` is set as well).
+ */
+export class TaskCookies {
+  /** Made by the first cookie set (got sets a response's cookies all at once: one jar for them). */
+  private jar: Promise<CookieJar> | null = null;
+  private kept = false;
+
+  getCookieString(url: string): Promise<string> {
+    return this.jar === null ? NONE : this.jar.then((jar) => jar.getCookieString(url));
+  }
+
+  async setCookie(rawCookie: string, url: string): Promise<unknown> {
+    this.jar ??= newJar();
+    const cookie = await (await this.jar).setCookie(rawCookie, url, { ignoreError: true });
+    // An expired cookie (`Max-Age=0`: a deletion) is stored, and never sent or handed on.
+    const expiry = cookie?.expiryTime();
+    if (cookie && (expiry === undefined || expiry > Date.now())) this.kept = true;
+    return cookie;
+  }
+
+  /** No response of the task set a live cookie (one may have expired or been deleted since). */
+  get empty(): boolean {
+    return !this.kept;
+  }
+
+  /** Every cookie held and not expired, as the browser context takes them. */
+  async forBrowser(now: Date = new Date()): Promise<BrowserCookie[]> {
+    if (this.jar === null) return [];
+    const out: BrowserCookie[] = [];
+    for (const cookie of await (await this.jar).store.getAllCookies()) {
+      const expiry = cookie.expiryTime();
+      if (expiry !== undefined && expiry !== Infinity && expiry <= now.getTime()) continue;
+      if (!cookie.domain) continue;
+      const sameSite = sameSiteOf(cookie.sameSite);
+      out.push({
+        name: cookie.key,
+        value: cookie.value,
+        domain: cookie.hostOnly === true ? cookie.domain : `.${cookie.domain}`,
+        path: cookie.path ?? '/',
+        expires: expiry === undefined || expiry === Infinity ? -1 : Math.floor(expiry / 1000),
+        httpOnly: cookie.httpOnly,
+        secure: cookie.secure,
+        ...(sameSite ? { sameSite } : {}),
+      });
+    }
+    return out;
+  }
+}
+
+function sameSiteOf(value: unknown): BrowserCookie['sameSite'] | undefined {
+  switch (typeof value === 'string' ? value.toLowerCase() : '') {
+    case 'strict':
+      return 'Strict';
+    case 'lax':
+      return 'Lax';
+    case 'none':
+      return 'None';
+    default:
+      return undefined;
+  }
+}
