@@ -34,12 +34,11 @@ import { createHostPolicy } from '../shared/http/request-guards.js';
 import { ENDPOINT_DEFAULTS, type EndpointSettings } from './ws/endpoint-settings.js';
 import { outcomeFrameLimit } from '../shared/protocol/frame-limits.js';
 import { explainUrl } from '../shared/why/explain-url.js';
-import { describeScope } from '../shared/why/scope-rule.js';
 import type { WhyAnswer } from '../shared/protocol/why.js';
 import type { RunHostsAnswer } from '../shared/protocol/run-hosts.js';
 import { runHosts } from './runs/run-hosts.js';
 import type { CrawlRequest, CrawlStatus } from '../shared/protocol/crawl-api.js';
-import { createScope } from '../shared/url/scope.js';
+import { crawlScopeOf } from '../shared/url/crawl-scope.js';
 import { hostOfNormalized } from '../shared/url/host-of-normalized.js';
 import type { RenderPredicate } from './dispatch/render-rule.js';
 import type { RobotsAnswer } from '../shared/protocol/messages.js';
@@ -477,10 +476,10 @@ export class CrawlScheduler implements RunHost {
     const run = this.registry.get(runId ?? DEFAULT_RUN_ID);
     if (runId !== undefined && !run) return Promise.reject(runNotHosted(runId));
     const job = run?.settings ?? this.job;
-    const inScope = run?.inScope ?? (job.seeds.length > 0 ? createScope(job.scope, job.seeds) : () => false);
+    const scopeProblem = run?.scopeProblem ?? crawlScopeOf(job).problem;
     return explainUrl(url, {
       clock: this.clock,
-      scopeProblem: (u) => (inScope(u) ? null : describeScope(job.scope, job.seeds)),
+      scopeProblem,
       frontier: this.deps.frontier,
       runId: runId ?? DEFAULT_RUN_ID,
       locate: (u) => this.dispatcher.locate(u, runId ?? DEFAULT_RUN_ID),

@@ -2,8 +2,7 @@ import { parseCrawlSettings } from '../../shared/crawl-settings/index.js';
 import type { LogEntry, LogRepository, RunRow } from '../../shared/ports/sql-store.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
 import { normalizeUrl } from '../../shared/url/normalize.js';
-import { createScope } from '../../shared/url/scope.js';
-import { describeScope } from '../../shared/why/scope-rule.js';
+import { crawlScopeOf } from '../../shared/url/crawl-scope.js';
 
 /**
  * "Why not yet?" for a run no scheduler hosts: a queued run (none has taken it yet) or an ended
@@ -86,7 +85,5 @@ function scopeProblem(settings: unknown, normalized: string): string | null {
     return null; // a snapshot this build cannot read: the scope is not known, so not claimed
   }
   if (parsed.seeds.length === 0) return null;
-  return createScope(parsed.scope, parsed.seeds)(normalized)
-    ? null
-    : describeScope(parsed.scope, parsed.seeds);
+  return crawlScopeOf(parsed).problem(normalized);
 }

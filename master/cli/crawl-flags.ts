@@ -31,6 +31,18 @@ export const SETTING_FLAGS: readonly SettingFlag[] = [
   { key: 'maxPages', flags: '--max-pages <n>', kind: 'value' },
   { key: 'maxDepth', flags: '--max-depth <n>', kind: 'value' },
   { key: 'scope', flags: '--scope <scope>', kind: 'value' },
+  {
+    key: 'includeUrls',
+    flags: '--include <regex>',
+    kind: 'repeat',
+    help: 'follow only discovered URLs in which this RE2 pattern is found (e.g. /blog/); repeatable: any of them',
+  },
+  {
+    key: 'excludeUrls',
+    flags: '--exclude <regex>',
+    kind: 'repeat',
+    help: 'do not follow discovered URLs in which this RE2 pattern is found (e.g. [?&]sessionid=); repeatable',
+  },
   { key: 'priority', flags: '--priority <n>', kind: 'value' },
   { key: 'priorityRule', flags: '--priority-rule <rule>', kind: 'value' },
   { key: 'hostConcurrency', flags: '--host-concurrency <n>', kind: 'value' },

@@ -4,9 +4,8 @@ import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-fronti
 import { clientToken } from '../../shared/config/cluster-token.js';
 import { InvalidInputError } from '../../shared/errors.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
-import { createScope, type ScopeMode } from '../../shared/url/scope.js';
+import { crawlScopeOf, type ScopeSettings } from '../../shared/url/crawl-scope.js';
 import { explainUrl } from '../../shared/why/explain-url.js';
-import { describeScope } from '../../shared/why/scope-rule.js';
 import { httpStatusCode, toErrorCode } from '../../shared/error-codes/index.js';
 import { runningScheduler } from './running-scheduler.js';
 
@@ -86,11 +85,10 @@ async function fromFiles(out: string, url: string): Promise<WhyAnswer> {
   const job = readJob(join(out, 'job.json'));
   const frontier = openSqliteFrontier({ path: frontierPath, durability: 'normal' });
   try {
-    const inScope = job && job.seeds.length > 0 ? createScope(job.scope, job.seeds) : null;
+    const scope = job && job.seeds.length > 0 ? crawlScopeOf(job) : null;
     return await explainUrl(url, {
       clock: Date.now,
-      scopeProblem: (u) =>
-        inScope === null || inScope(u) ? null : describeScope(job?.scope ?? 'host', job?.seeds ?? []),
+      scopeProblem: (u) => scope?.problem(u) ?? null,
       frontier,
       locate: () => null,
       crawlerOf: () => null,
@@ -100,10 +98,11 @@ async function fromFiles(out: string, url: string): Promise<WhyAnswer> {
   }
 }
 
-function readJob(path: string): { seeds: string[]; scope: ScopeMode } | null {
+/** The crawl's job.json: its settings, of which its scope (hosts and URL patterns) is read. */
+function readJob(path: string): ScopeSettings | null {
   if (!existsSync(path)) return null;
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as { seeds: string[]; scope: ScopeMode };
+    return JSON.parse(readFileSync(path, 'utf8')) as ScopeSettings;
   } catch {
     return null;
   }

@@ -5,7 +5,8 @@ import type { RunCounters } from '../../shared/ports/sql-store.js';
 import type { FetchSettings } from '../../shared/protocol/messages.js';
 import type { NewTask } from '../../shared/protocol/task.js';
 import { taskLevel, type RunPriority } from '../../shared/protocol/task-priority.js';
-import { createScope, scopeHostPatterns } from '../../shared/url/scope.js';
+import { crawlScopeOf } from '../../shared/url/crawl-scope.js';
+import { scopeHostPatterns } from '../../shared/url/scope.js';
 import { renderPredicate, type RenderPredicate } from '../dispatch/render-rule.js';
 import { createLinkFilter } from '../outcomes/link-filter.js';
 import { politenessOf, type PolitenessSettings } from '../politeness/politeness-settings.js';
@@ -71,7 +72,8 @@ export class HostedRun {
 
   /** New settings: they apply to what is dispatched, filtered or retried from now. */
   update(settings: CrawlSettings): void {
-    const inScope = settings.seeds.length > 0 ? createScope(settings.scope, settings.seeds) : () => false;
+    const scope = crawlScopeOf(settings);
+    const inScope = scope.inScope;
     const priority = runPriorityOf(settings);
     const fetch = this.limitFetch(fetchSettingsOf(settings));
     if (this.current === undefined || JSON.stringify(fetch) !== JSON.stringify(this.current.fetch)) {
@@ -80,6 +82,7 @@ export class HostedRun {
     this.current = {
       settings,
       inScope,
+      scopeProblem: scope.problem,
       priority,
       fetch,
       linkFilter: createLinkFilter({
@@ -96,6 +99,10 @@ export class HostedRun {
 
   get inScope(): (url: string) => boolean {
     return this.current.inScope;
+  }
+  /** Why the run does not follow a URL (its scope, then its URL patterns); null when it does. */
+  get scopeProblem(): (url: string) => string | null {
+    return this.current.scopeProblem;
   }
   get linkFilter(): Derived['linkFilter'] {
     return this.current.linkFilter;
@@ -162,6 +169,7 @@ export class HostedRun {
 interface Derived {
   settings: CrawlSettings;
   inScope: (url: string) => boolean;
+  scopeProblem: (url: string) => string | null;
   priority: RunPriority;
   fetch: FetchSettings;
   linkFilter: ReturnType<typeof createLinkFilter>;

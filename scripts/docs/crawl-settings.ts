@@ -108,14 +108,27 @@ once, field by field:
 Names are the same everywhere: camelCase in JSON, upper snake case with \`ACKCRAWL_\` in the
 environment (\`hostDelayMs\` → \`ACKCRAWL_HOST_DELAY_MS\`). As text, a boolean is one of \`true\`,
 \`false\`, \`1\`, \`0\`, \`yes\`, \`no\`, \`on\`, \`off\`; a list is separated by spaces or commas,
-\`userAgents\` has one per line (User-Agents hold spaces and commas), and \`hostRules\` is a JSON
-array or \`host concurrency=N delay=MS adaptive; …\` (see [politeness](politeness.md)).
+\`userAgents\`, \`includeUrls\` and \`excludeUrls\` have one per line (they hold spaces and
+commas), and \`hostRules\` is a JSON array or \`host concurrency=N delay=MS adaptive; …\` (see
+[politeness](politeness.md)).
+
+**URL patterns.** \`includeUrls\` and \`excludeUrls\` decide, after \`scope\`, which discovered URLs
+are followed: page links, redirect targets and sitemap entries (seeds are taken as given). Each
+is a regular expression in RE2 syntax (as Go's and Python's, without backreferences or
+lookaround; \`(?i)\` for case-insensitive), searched for anywhere in the normalised URL (anchor it
+with \`^\` or \`$\`). A URL is followed when no exclude pattern is found in it and, if there are
+include patterns, one of them is. RE2 runs in time linear in the URL whatever the pattern, so a
+pattern such as \`(a+)+$\` cannot stall a scheduler on a hostile link; a pattern RE2 refuses makes
+the settings invalid (\`INVALID_CRAWL\`, the problem by its place: \`excludeUrls.1\`; on the
+command line, by its flag). \`ackcrawl why\` names the pattern that keeps a URL out. For example
+\`--include '^https://example\\.com/docs/' --exclude '[?&](sessionid|sort)='\`.
 
 ${table}
 
 On the command line, \`--user-agent\` may be repeated: the first is \`userAgent\`, two or more
 are also \`userAgents\`. \`--render\` sets \`render\` to \`always\`; \`--no-robots\` sets
-\`respectRobots\` to \`false\`; \`--host-rule\`, \`--proxy\` and \`--render-host\` may be repeated.
+\`respectRobots\` to \`false\`; \`--host-rule\`, \`--proxy\`, \`--render-host\`, \`--include\` and
+\`--exclude\` may be repeated.
 `;
 }
 

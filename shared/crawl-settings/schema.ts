@@ -11,6 +11,7 @@ import { renderHostsSchema } from '../protocol/render-rules.js';
 import { hostRulesSchema } from '../politeness/host-rules.js';
 import { allowAddressSchema } from './allow-address.js';
 import { seedsSchema } from './seeds.js';
+import { urlPatternsSchema } from './url-patterns.js';
 
 const int = (min = 0) => z.number().int().min(min);
 
@@ -41,6 +42,14 @@ export const CrawlSettingsSchema = z.strictObject({
     .enum(['host', 'domain', 'any'])
     .default('host')
     .describe("Which links are followed: the seeds' hosts, their registrable domains, or any."),
+  includeUrls: urlPatternsSchema
+    .default([])
+    .describe(
+      'Regular expressions (RE2): a discovered URL in scope is followed only if one is found in it (empty: every URL).',
+    ),
+  excludeUrls: urlPatternsSchema
+    .default([])
+    .describe('Regular expressions (RE2): a discovered URL in which one is found is not followed.'),
   maxPages: int().default(0).describe('URLs the crawl accepts at most, seeds included (0: no limit).'),
   maxDepth: int().default(0).describe('Links followed at most this many hops from a seed (0: no limit).'),
   maxUrlLength: int(1)

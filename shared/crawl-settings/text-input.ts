@@ -7,15 +7,17 @@ import { CrawlSettingsSchema, type CrawlSettingKey } from './schema.js';
  * Settings given as text — ACKCRAWL_* variables, command-line values — become the typed values the
  * schema takes. How is read off each field's type, so a new setting needs nothing here: numbers,
  * booleans (known words only: a typo such as `ture` stays a string and is reported), lists
- * separated by spaces or commas. Two settings have a text form of their own: `userAgents` (one
- * per line: they hold spaces and commas) and `hostRules` (a JSON array, or
- * `host concurrency=N delay=MS adaptive; …`).
+ * separated by spaces or commas. Some settings have a text form of their own: `userAgents`,
+ * `includeUrls` and `excludeUrls` (one per line: they hold spaces and commas) and `hostRules` (a
+ * JSON array, or `host concurrency=N delay=MS adaptive; …`).
  */
 
 export type TextKind = 'number' | 'boolean' | 'list' | 'lines' | 'hostRules' | 'text';
 
 const SPECIAL_KINDS: Partial<Record<CrawlSettingKey, TextKind>> = {
   userAgents: 'lines',
+  includeUrls: 'lines',
+  excludeUrls: 'lines',
   hostRules: 'hostRules',
 };
 

@@ -27,6 +27,10 @@ export const SERVICE_ERROR_CODES = {
   BAD_HOST_RULE: { retriable: false, meaning: 'a --host-rule that cannot be parsed' },
   SCOPE_NO_SEEDS: { retriable: false, meaning: 'a scope needs at least one seed' },
   SCOPE_MODE_INVALID: { retriable: false, meaning: 'a scope other than host, domain or any' },
+  URL_PATTERN_INVALID: {
+    retriable: false,
+    meaning: 'an includeUrls or excludeUrls pattern that RE2 does not take (its message says why)',
+  },
   SCHEDULER_EXITED: {
     retriable: true,
     meaning: 'the embedded scheduler stopped before the crawl completed; run it again to resume',

@@ -2,7 +2,10 @@
 export interface FieldSpec {
   name: string;
   label: string;
-  kind: 'text' | 'number' | 'checkbox' | 'select' | 'seeds';
+  /** `seeds` and `lines`: a list, one item per line. */
+  kind: 'text' | 'number' | 'checkbox' | 'select' | 'seeds' | 'lines';
+  /** Shown in an empty text box. */
+  placeholder?: string;
   options?: string[];
   hint: string;
   /** The API's default, shown as the placeholder (new job) or checked state. */
@@ -28,6 +31,22 @@ export const FIELDS: FieldSpec[] = [
     options: ['host', 'domain', 'any'],
     defaultValue: 'host',
     hint: "Links followed: the seeds' hosts, their domains, or any.",
+  },
+  {
+    name: 'includeUrls',
+    label: 'Follow only URLs matching',
+    kind: 'lines',
+    placeholder: '/blog/',
+    hint: 'RE2 patterns, one per line: a discovered URL is followed only if one is found in it (empty: all).',
+    wide: true,
+  },
+  {
+    name: 'excludeUrls',
+    label: 'Never follow URLs matching',
+    kind: 'lines',
+    placeholder: '[?&]sessionid=',
+    hint: 'RE2 patterns, one per line: a discovered URL in which one is found is not followed.',
+    wide: true,
   },
   {
     name: 'maxPages',

@@ -26,10 +26,11 @@ function control(spec: FieldSpec, value: unknown): Control {
   const common = { name: spec.name, id: `field-${spec.name}`, 'data-testid': `field-${spec.name}` };
   switch (spec.kind) {
     case 'seeds':
+    case 'lines':
       return h('textarea', {
         ...common,
-        rows: 4,
-        placeholder: 'https://example.com/',
+        rows: spec.kind === 'seeds' ? 4 : 2,
+        placeholder: spec.placeholder ?? 'https://example.com/',
         value: Array.isArray(value) ? value.join('\n') : '',
       });
     case 'select':
@@ -68,7 +69,7 @@ function control(spec: FieldSpec, value: unknown): Control {
 function readControl(spec: FieldSpec, input: Control): unknown {
   if (spec.kind === 'checkbox') return (input as HTMLInputElement).checked;
   const raw = input.value.trim();
-  if (spec.kind === 'seeds')
+  if (spec.kind === 'seeds' || spec.kind === 'lines')
     return raw
       .split('\n')
       .map((s) => s.trim())
