@@ -120,7 +120,11 @@ with \`^\` or \`$\`). A URL is followed when no exclude pattern is found in it a
 include patterns, one of them is. RE2 runs in time linear in the URL whatever the pattern, so a
 pattern such as \`(a+)+$\` cannot stall a scheduler on a hostile link; a pattern RE2 refuses makes
 the settings invalid (\`INVALID_CRAWL\`, the problem by its place: \`excludeUrls.1\`; on the
-command line, by its flag). \`ackcrawl why\` names the pattern that keeps a URL out. For example
+command line, by its flag). \`ackcrawl why\` names the pattern that keeps a URL out. The cost is
+the scheduler's: about 2 µs of CPU per list and in-scope link, however many patterns the list has
+(40 times V8's own regular expressions, most of it moving the URL into RE2's WebAssembly memory),
+and some 20 MB for RE2 in a process that has patterns; at 20 links a page that is about 4 % of a
+core for every 500 pages a second. For example
 \`--include '^https://example\\.com/docs/' --exclude '[?&](sessionid|sort)='\`.
 
 ${table}

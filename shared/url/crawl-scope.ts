@@ -33,7 +33,7 @@ export function crawlScopeOf(settings: ScopeSettings): CrawlScope {
     hosts(url) ? null : describeScope(settings.scope, settings.seeds);
   if (filter === null) return { inScope: hosts, problem: outside };
   return {
-    inScope: (url) => hosts(url) && filter(url) === null,
-    problem: (url) => outside(url) ?? filter(url),
+    inScope: (url) => hosts(url) && filter.admits(url),
+    problem: (url) => outside(url) ?? filter.problem(url),
   };
 }

@@ -46,18 +46,29 @@ test('a filter: excludes first, then one include must match; none at all is no f
   assert.equal(createUrlFilter([], []), null);
   const filter = createUrlFilter(['/blog/', '/news/'], ['[?&]sessionid=']);
   assert.ok(filter);
-  assert.equal(filter('https://a.test/blog/1'), null);
-  assert.equal(filter('https://a.test/news/1'), null);
+  assert.equal(filter.problem('https://a.test/blog/1'), null);
+  assert.equal(filter.problem('https://a.test/news/1'), null);
+  assert.equal(filter.admits('https://a.test/news/1'), true);
+  assert.equal(filter.admits('https://a.test/news/1?sessionid=2'), false);
+  assert.equal(filter.admits('https://a.test/shop/1'), false);
   assert.equal(
-    filter('https://a.test/blog/1?sessionid=2'),
+    filter.problem('https://a.test/blog/1?sessionid=2'),
     'excluded: matches the excludeUrls pattern "[?&]sessionid="',
   );
   assert.equal(
-    filter('https://a.test/shop/1'),
+    filter.problem('https://a.test/shop/1'),
     'not included: matches none of the includeUrls patterns ("/blog/", "/news/")',
   );
   const excludeOnly = createUrlFilter([], ['/private/']);
-  assert.equal(excludeOnly?.('https://a.test/x'), null);
+  assert.equal(excludeOnly?.problem('https://a.test/x'), null);
+  assert.equal(excludeOnly?.admits('https://a.test/private/x'), false);
+  // A pattern's own alternation and flags stay its own once the list is joined.
+  const joined = createUrlFilter([], ['(?i)/A/|/b/', '/d/$']);
+  assert.equal(joined?.admits('https://x.test/a/'), false);
+  assert.equal(joined?.admits('https://x.test/B/'), false, '(?i) covers its whole pattern');
+  assert.equal(joined?.admits('https://x.test/d/'), false);
+  assert.equal(joined?.admits('https://x.test/d/e'), true, 'the $ of the second pattern is its own');
+  assert.equal(joined?.admits('https://x.test/D/'), true, '(?i) does not reach the next pattern');
 });
 
 test('the crawl scope: hosts first, then patterns; old settings without patterns keep their scope', () => {
