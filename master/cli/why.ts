@@ -4,7 +4,8 @@ import { openSqliteFrontier } from '../../shared/adapters/frontier/sqlite-fronti
 import { clientToken } from '../../shared/config/cluster-token.js';
 import { InvalidInputError } from '../../shared/errors.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
-import { crawlScopeOf, type ScopeSettings } from '../../shared/url/crawl-scope.js';
+import { crawlScopeOf, type CrawlScope } from '../../shared/url/crawl-scope.js';
+import { SCOPE_MODES } from '../../shared/url/scope.js';
 import { explainUrl } from '../../shared/why/explain-url.js';
 import { httpStatusCode, toErrorCode } from '../../shared/error-codes/index.js';
 import { runningScheduler } from './running-scheduler.js';
@@ -82,10 +83,9 @@ async function fromFiles(out: string, url: string): Promise<WhyAnswer> {
       `no crawl in ${out} (no frontier.sqlite): was it the --out of a crawl?`,
     );
   }
-  const job = readJob(join(out, 'job.json'));
+  const scope = readJob(join(out, 'job.json'));
   const frontier = openSqliteFrontier({ path: frontierPath, durability: 'normal' });
   try {
-    const scope = job && job.seeds.length > 0 ? crawlScopeOf(job) : null;
     return await explainUrl(url, {
       clock: Date.now,
       scopeProblem: (u) => scope?.problem(u) ?? null,
@@ -98,12 +98,32 @@ async function fromFiles(out: string, url: string): Promise<WhyAnswer> {
   }
 }
 
-/** The crawl's job.json: its settings, of which its scope (hosts and URL patterns) is read. */
-function readJob(path: string): ScopeSettings | null {
+/**
+ * The scope of the crawl in job.json (a scheduler's on a SQLite frontier): `{ version: 2, settings }`,
+ * or the settings themselves (version 1). Null when there is none or it cannot be read: the scope
+ * is then not known, and not claimed.
+ */
+function readJob(path: string): CrawlScope | null {
   if (!existsSync(path)) return null;
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as ScopeSettings;
+    const file = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    const settings = (isRecord(file.settings) ? file.settings : file) as Record<string, unknown>;
+    const seeds = strings(settings.seeds);
+    if (seeds.length === 0) return null;
+    const scope = SCOPE_MODES.find((mode) => mode === settings.scope) ?? 'host';
+    return crawlScopeOf({
+      scope,
+      seeds,
+      includeUrls: strings(settings.includeUrls),
+      excludeUrls: strings(settings.excludeUrls),
+    });
   } catch {
     return null;
   }
 }
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];

@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { saveJob } from '../../scheduler/job-file.js';
+import { parseCrawlSettings } from '../../shared/crawl-settings/index.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
 import { runCli, startCli, type CliRun } from '../helpers/cli.js';
 import { closeServer } from '../helpers/redirect-site.js';
@@ -91,6 +93,22 @@ describe('ackcrawl crawl --include / --exclude: URL patterns decide which links 
     assert.match(excluded.reason, /excludeUrls pattern "\[\?&\]sessionid="/);
     assert.equal(notIncluded.state, 'out-of-scope', notIncluded.reason);
     assert.match(notIncluded.reason, /matches none of the includeUrls patterns \("\/blog\/"\)/);
+  });
+
+  test('a finished crawl whose folder keeps a job.json (a scheduler on SQLite) still answers by its patterns', async () => {
+    // The file a scheduler on a SQLite frontier keeps beside it, written by the scheduler's own code.
+    saveJob(
+      join(out, 'job.json'),
+      parseCrawlSettings({ seeds: [`${origin}/`], includeUrls: ['/blog/'], excludeUrls: ['[?&]sessionid='] }),
+    );
+    try {
+      const excludedAfter = await why('/blog/2?sessionid=x');
+      assert.equal(excludedAfter.state, 'out-of-scope', excludedAfter.reason);
+      assert.match(excludedAfter.reason, /excludeUrls pattern/);
+      assert.equal((await why('/blog/4')).state, 'done');
+    } finally {
+      rmSync(join(out, 'job.json'));
+    }
   });
 
   test('a pattern RE2 does not take is refused before anything is crawled, by its setting', async () => {
