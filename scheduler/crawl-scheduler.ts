@@ -39,6 +39,7 @@ import type { RunHostsAnswer } from '../shared/protocol/run-hosts.js';
 import { runHosts } from './runs/run-hosts.js';
 import type { CrawlRequest, CrawlStatus } from '../shared/protocol/crawl-api.js';
 import { crawlScopeOf } from '../shared/url/crawl-scope.js';
+import { createQueryStripper } from '../shared/url/query-params.js';
 import { hostOfNormalized } from '../shared/url/host-of-normalized.js';
 import type { RenderPredicate } from './dispatch/render-rule.js';
 import type { RobotsAnswer } from '../shared/protocol/messages.js';
@@ -480,6 +481,7 @@ export class CrawlScheduler implements RunHost {
     return explainUrl(url, {
       clock: this.clock,
       scopeProblem,
+      canonical: run ? run.stripUrl : createQueryStripper(job.stripQueryParams),
       frontier: this.deps.frontier,
       runId: runId ?? DEFAULT_RUN_ID,
       locate: (u) => this.dispatcher.locate(u, runId ?? DEFAULT_RUN_ID),

@@ -43,6 +43,12 @@ export const SETTING_FLAGS: readonly SettingFlag[] = [
     kind: 'repeat',
     help: 'do not follow discovered URLs in which this RE2 pattern is found (e.g. [?&]sessionid=); repeatable',
   },
+  {
+    key: 'stripQueryParams',
+    flags: '--strip-param <name>',
+    kind: 'repeat',
+    help: 'remove this query parameter from discovered URLs before they are deduplicated (utm_* for a prefix); repeatable',
+  },
   { key: 'priority', flags: '--priority <n>', kind: 'value' },
   { key: 'priorityRule', flags: '--priority-rule <rule>', kind: 'value' },
   { key: 'hostConcurrency', flags: '--host-concurrency <n>', kind: 'value' },

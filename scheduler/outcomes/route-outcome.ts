@@ -1,5 +1,6 @@
 import type { Logger } from '../../shared/logger.js';
 import type { DecodedOutcome } from '../../shared/protocol/outcome-frame.js';
+import type { SitemapEntry } from '../../shared/protocol/messages.js';
 import type { Lease } from '../../shared/protocol/task.js';
 import type { Dispatcher } from '../dispatch/dispatcher.js';
 import type { CrashTally } from '../dispatch/crash-tally.js';
@@ -65,7 +66,7 @@ export function routeOutcome(
     const discovered = !run
       ? []
       : lease.kind === 'sitemap' && header.entries
-        ? sitemapEntryTasks(header.entries, lease, {
+        ? sitemapEntryTasks(strippedEntries(header.entries, run.stripUrl), lease, {
             inScope: run.inScope,
             maxDepth: run.settings.sitemapMaxDepth,
             pageLevel: run.level(0),
@@ -73,7 +74,9 @@ export function routeOutcome(
         : run.linkFilter(
             deps.settler.unknownLinks(
               lease.runId,
-              header.outcome === 'not-modified' ? confirmedLinks(deps, run.jobId, lease.url) : header.links,
+              run.stripLinks(
+                header.outcome === 'not-modified' ? confirmedLinks(deps, run.jobId, lease.url) : header.links,
+              ),
             ),
             lease,
           );
@@ -136,4 +139,18 @@ export function confirmedLinks(
     deps.logger.warn({ err, url }, 'could not read the links of a not-modified page from the recrawl index');
     return [];
   }
+}
+
+/** A sitemap's entries with the run's query parameters stripped from their URLs, once each. */
+function strippedEntries(
+  entries: readonly SitemapEntry[],
+  strip: ((url: string) => string) | null,
+): SitemapEntry[] {
+  if (strip === null) return [...entries];
+  const byUrl = new Map<string, SitemapEntry>();
+  for (const entry of entries) {
+    const url = strip(entry.url);
+    if (!byUrl.has(url)) byUrl.set(url, url === entry.url ? entry : { ...entry, url });
+  }
+  return [...byUrl.values()];
 }

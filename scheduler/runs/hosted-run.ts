@@ -6,6 +6,7 @@ import type { FetchSettings } from '../../shared/protocol/messages.js';
 import type { NewTask } from '../../shared/protocol/task.js';
 import { taskLevel, type RunPriority } from '../../shared/protocol/task-priority.js';
 import { crawlScopeOf } from '../../shared/url/crawl-scope.js';
+import { createQueryStripper, type QueryStripper } from '../../shared/url/query-params.js';
 import { scopeHostPatterns } from '../../shared/url/scope.js';
 import { renderPredicate, type RenderPredicate } from '../dispatch/render-rule.js';
 import { createLinkFilter } from '../outcomes/link-filter.js';
@@ -83,6 +84,7 @@ export class HostedRun {
       settings,
       inScope,
       scopeProblem: scope.problem,
+      stripUrl: createQueryStripper(settings.stripQueryParams),
       priority,
       fetch,
       linkFilter: createLinkFilter({
@@ -99,6 +101,18 @@ export class HostedRun {
 
   get inScope(): (url: string) => boolean {
     return this.current.inScope;
+  }
+  /**
+   * A page's links or sitemap entries as the run queues them: without the query parameters it
+   * strips (`stripQueryParams`), once each. The same array when the run strips nothing.
+   */
+  stripLinks(links: readonly string[]): readonly string[] {
+    const strip = this.current.stripUrl;
+    return strip === null ? links : [...new Set(links.map(strip))];
+  }
+  /** One URL without the query parameters the run strips; null when it strips none. */
+  get stripUrl(): QueryStripper | null {
+    return this.current.stripUrl;
   }
   /** Why the run does not follow a URL (its scope, then its URL patterns); null when it does. */
   get scopeProblem(): (url: string) => string | null {
@@ -170,6 +184,7 @@ interface Derived {
   settings: CrawlSettings;
   inScope: (url: string) => boolean;
   scopeProblem: (url: string) => string | null;
+  stripUrl: QueryStripper | null;
   priority: RunPriority;
   fetch: FetchSettings;
   linkFilter: ReturnType<typeof createLinkFilter>;

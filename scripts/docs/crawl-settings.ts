@@ -127,12 +127,21 @@ and some 20 MB for RE2 in a process that has patterns; at 20 links a page that i
 core for every 500 pages a second. For example
 \`--include '^https://example\\.com/docs/' --exclude '[?&](sessionid|sort)='\`.
 
+**Query parameters stripped.** \`stripQueryParams\` lists parameters that do not change a page
+(tracking and session ids: \`utm_*\`, \`fbclid\`, \`sessionid\`, \`PHPSESSID\`), so
+\`/a?utm_source=x\` and \`/a\` are one URL to the crawl: the scheduler removes them from
+discovered links and sitemap entries before the seen-set, the scope and the patterns see them, and
+fetches the page once, under the URL without them. A name matches in any case; \`utm_*\` matches
+every name that starts with \`utm_\`; what is left of the query keeps its order. Seeds are taken as
+given; a page record's \`links\` keep the links as the page wrote them. \`why\` answers for the
+spelling the crawl holds. Path parameters (\`;jsessionid=…\`) are not touched.
+
 ${table}
 
 On the command line, \`--user-agent\` may be repeated: the first is \`userAgent\`, two or more
 are also \`userAgents\`. \`--render\` sets \`render\` to \`always\`; \`--no-robots\` sets
-\`respectRobots\` to \`false\`; \`--host-rule\`, \`--proxy\`, \`--render-host\`, \`--include\` and
-\`--exclude\` may be repeated.
+\`respectRobots\` to \`false\`; \`--host-rule\`, \`--proxy\`, \`--render-host\`, \`--include\`,
+\`--exclude\` and \`--strip-param\` may be repeated.
 `;
 }
 

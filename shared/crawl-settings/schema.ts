@@ -11,7 +11,7 @@ import { renderHostsSchema } from '../protocol/render-rules.js';
 import { hostRulesSchema } from '../politeness/host-rules.js';
 import { allowAddressSchema } from './allow-address.js';
 import { seedsSchema } from './seeds.js';
-import { urlPatternsSchema } from './url-patterns.js';
+import { queryParamNamesSchema, urlPatternsSchema } from './url-patterns.js';
 
 const int = (min = 0) => z.number().int().min(min);
 
@@ -50,6 +50,11 @@ export const CrawlSettingsSchema = z.strictObject({
   excludeUrls: urlPatternsSchema
     .default([])
     .describe('Regular expressions (RE2): a discovered URL in which one is found is not followed.'),
+  stripQueryParams: queryParamNamesSchema
+    .default([])
+    .describe(
+      'Query parameters removed from discovered URLs before they are deduplicated (any case; utm_* for a prefix).',
+    ),
   maxPages: int().default(0).describe('URLs the crawl accepts at most, seeds included (0: no limit).'),
   maxDepth: int().default(0).describe('Links followed at most this many hops from a seed (0: no limit).'),
   maxUrlLength: int(1)

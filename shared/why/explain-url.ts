@@ -24,6 +24,8 @@ export interface ExplainDeps {
   /** The host's politeness now; absent when nothing is running (an answer from files alone). */
   gate?: { explain(host: string, now: number): HostPoliteness };
   robots?: (url: string) => RobotsView | null;
+  /** The run's spelling of a normalised URL (without the query parameters it strips), if it has one. */
+  canonical?: ((normalized: string) => string) | null;
 }
 
 const iso = (ms: number | null | undefined): string | null =>
@@ -35,7 +37,8 @@ const iso = (ms: number | null | undefined): string | null =>
  * retrying (attempt, last error), or done. Throws InvalidInputError for a URL that is not one.
  */
 export async function explainUrl(url: string, deps: ExplainDeps): Promise<WhyAnswer> {
-  const normalized = normalizeUrl(url);
+  const spelled = normalizeUrl(url);
+  const normalized = deps.canonical ? deps.canonical(spelled) : spelled;
   const now = deps.clock();
   const host = hostOfNormalized(normalized) ?? '';
   const duplicateOf = normalized !== url ? normalized : null;
