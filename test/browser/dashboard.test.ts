@@ -277,9 +277,14 @@ describe('dashboard in a browser', () => {
     await byId('field-name').fill('bad job');
     await byId('field-seeds').fill(site.url);
     await byId('field-maxPages').fill('-3');
+    // A list box, one pattern a line: the second is no pattern RE2 takes.
+    await byId('field-includeUrls').fill('/blog/\n(?<=a)b');
     await byId('job-save').click();
     const error = page.locator('[data-testid="field-error"][data-field="maxPages"]');
     await error.waitFor({ state: 'visible' });
+    const patternError = page.locator('[data-testid="field-error"][data-field="includeUrls.1"]');
+    await patternError.waitFor({ state: 'visible' });
+    assert.match((await patternError.textContent()) ?? '', /RE2/);
     assert.ok(((await error.textContent()) ?? '').trim().length > 0, 'the error says something');
     // It stands by its field: right after the input, in the same form row.
     const input = await byId('field-maxPages').boundingBox();
@@ -294,8 +299,10 @@ describe('dashboard in a browser', () => {
     );
     await screenshot(page, shots, 'job-form-errors-desktop');
     assert.equal((await api<{ items: unknown[] }>('GET', '/jobs?limit=100')).body.items.length, before);
-    // Mended, it saves.
+    // Mended, it saves, its lists one item a line.
     await byId('field-maxPages').fill('50');
+    await byId('field-includeUrls').fill('/blog/\n/news/');
+    await byId('field-stripQueryParams').fill('utm_*\nsessionid');
     await byId('job-save').click();
     await waitFor(
       async () => (await api<{ items: unknown[] }>('GET', '/jobs?limit=100')).body.items.length > before,
@@ -303,6 +310,11 @@ describe('dashboard in a browser', () => {
         message: 'the mended job is saved',
       },
     );
+    const saved = (
+      await api<{ items: { name: string; settings: Record<string, unknown> }[] }>('GET', '/jobs?limit=100')
+    ).body.items.find((job) => job.name === 'bad job');
+    assert.deepEqual(saved?.settings.includeUrls, ['/blog/', '/news/']);
+    assert.deepEqual(saved?.settings.stripQueryParams, ['utm_*', 'sessionid']);
     await page.locator('[data-testid="field-error"]').first().waitFor({ state: 'detached' });
     // The form goes to the job's page once its answer is in: later than the job is in the API, and
     // late enough to take the page away from the next test's /fleet (the fleet case failed so).

@@ -49,6 +49,14 @@ export const FIELDS: FieldSpec[] = [
     wide: true,
   },
   {
+    name: 'stripQueryParams',
+    label: 'Strip query parameters',
+    kind: 'lines',
+    placeholder: 'utm_*',
+    hint: 'One name per line (utm_* for a prefix): removed from discovered URLs before they are deduplicated.',
+    wide: true,
+  },
+  {
     name: 'maxPages',
     label: 'Max pages',
     kind: 'number',
