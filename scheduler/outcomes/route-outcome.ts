@@ -145,8 +145,8 @@ export function confirmedLinks(
 function strippedEntries(
   entries: readonly SitemapEntry[],
   strip: ((url: string) => string) | null,
-): SitemapEntry[] {
-  if (strip === null) return [...entries];
+): readonly SitemapEntry[] {
+  if (strip === null) return entries;
   const byUrl = new Map<string, SitemapEntry>();
   for (const entry of entries) {
     const url = strip(entry.url);

@@ -103,8 +103,8 @@ export class HostedRun {
     return this.current.inScope;
   }
   /**
-   * A page's links or sitemap entries as the run queues them: without the query parameters it
-   * strips (`stripQueryParams`), once each. The same array when the run strips nothing.
+   * A page's links as the run queues them: without the query parameters it strips
+   * (`stripQueryParams`), once each. The same array when the run strips nothing.
    */
   stripLinks(links: readonly string[]): readonly string[] {
     const strip = this.current.stripUrl;
