@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
 import { runCli, startCli, type CliRun } from '../helpers/cli.js';
-import { closeServer } from '../helpers/redirect-site.js';
+import { startLinkSite, type LinkSite } from '../helpers/link-site.js';
 import { readRecords } from '../helpers/records.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -20,22 +18,15 @@ const SITE: Record<string, string[]> = {
 };
 
 describe('ackcrawl crawl --strip-param: tracking and session parameters folded away before dedup', () => {
-  const requested: string[] = [];
-  const server = createServer((req, res) => {
-    requested.push(req.url ?? '');
-    const links = SITE[req.url ?? ''];
-    if (!links) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'text/html' });
-    res.end(links.map((href) => `<a href="${href}">${href}</a>`).join('\n'));
-  });
+  let site: LinkSite;
   let origin = '';
   let out = '';
   let result: Awaited<CliRun['done']>;
   let asked: WhyAnswer;
 
   before(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    site = await startLinkSite(SITE);
+    origin = site.origin;
     out = mkdtempSync(join(tmpdir(), 'ackcrawl-strip-'));
     const run = startCli([
       'crawl',
@@ -56,14 +47,14 @@ describe('ackcrawl crawl --strip-param: tracking and session parameters folded a
       timeoutMs: 30_000,
       message: 'scheduler up',
     });
-    await waitFor(() => requested.includes('/a'), { timeoutMs: 30_000, message: '/a fetched' });
+    await waitFor(() => site.requested.includes('/a'), { timeoutMs: 30_000, message: '/a fetched' });
     const answer = await runCli(['why', `${origin}/a?utm_source=news`, '--out', out, '--json'], {}, 30_000);
     assert.equal(answer.code, 0, answer.stderr);
     asked = JSON.parse(answer.stdout) as WhyAnswer;
     result = await run.done;
   });
   after(async () => {
-    await closeServer(server);
+    await site.close();
     rmSync(out, { recursive: true, force: true });
   });
 
@@ -73,7 +64,11 @@ describe('ackcrawl crawl --strip-param: tracking and session parameters folded a
       .map((r) => new URL(r.url).pathname + new URL(r.url).search)
       .sort();
     assert.deepEqual(fetched, ['/', '/a', '/a?id=2', '/b?q=1']);
-    assert.deepEqual([...requested].sort(), fetched, 'no spelling with a stripped parameter was requested');
+    assert.deepEqual(
+      [...site.requested].sort(),
+      fetched,
+      'no spelling with a stripped parameter was requested',
+    );
   });
 
   test('the records keep the links as the pages wrote them', () => {

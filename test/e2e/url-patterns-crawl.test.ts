@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -9,7 +7,7 @@ import { saveJob } from '../../scheduler/job-file.js';
 import { parseCrawlSettings } from '../../shared/crawl-settings/index.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
 import { runCli, startCli, type CliRun } from '../helpers/cli.js';
-import { closeServer } from '../helpers/redirect-site.js';
+import { startLinkSite, type LinkSite } from '../helpers/link-site.js';
 import { readRecords } from '../helpers/records.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -26,14 +24,7 @@ const SITE: Record<string, string[]> = {
 };
 
 describe('ackcrawl crawl --include / --exclude: URL patterns decide which links are followed', () => {
-  const requested: string[] = [];
-  const server = createServer((req, res) => {
-    requested.push(req.url ?? '');
-    const links = SITE[req.url ?? ''];
-    if (!links) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'text/html' });
-    res.end(links.map((href) => `<a href="${href}">${href}</a>`).join('\n'));
-  });
+  let site: LinkSite;
   let origin = '';
   let out = '';
   let result: Awaited<CliRun['done']>;
@@ -48,8 +39,8 @@ describe('ackcrawl crawl --include / --exclude: URL patterns decide which links 
   };
 
   before(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    site = await startLinkSite(SITE);
+    origin = site.origin;
     out = mkdtempSync(join(tmpdir(), 'ackcrawl-patterns-'));
     const run = startCli([
       'crawl',
@@ -76,7 +67,7 @@ describe('ackcrawl crawl --include / --exclude: URL patterns decide which links 
     result = await run.done;
   });
   after(async () => {
-    await closeServer(server);
+    await site.close();
     rmSync(out, { recursive: true, force: true });
   });
   test('only links in which an include pattern is found, and no exclude pattern, are fetched; the seed always is', () => {
@@ -85,7 +76,7 @@ describe('ackcrawl crawl --include / --exclude: URL patterns decide which links 
       .map((r) => new URL(r.url).pathname + new URL(r.url).search)
       .sort();
     assert.deepEqual(fetched, ['/', '/blog/1', '/blog/3', '/blog/4', '/blog/5']);
-    assert.deepEqual([...requested].sort(), fetched, 'nothing else was requested');
+    assert.deepEqual([...site.requested].sort(), fetched, 'nothing else was requested');
   });
 
   test('why names the pattern that kept a URL out', () => {
@@ -112,7 +103,7 @@ describe('ackcrawl crawl --include / --exclude: URL patterns decide which links 
   });
 
   test('a pattern RE2 does not take is refused before anything is crawled, by its setting', async () => {
-    const before = requested.length;
+    const before = site.requested.length;
     const bad = await runCli(
       ['crawl', `${origin}/`, '--out', join(out, 'bad'), '--allow-private', '--exclude', '(?<=a)b'],
       {},
@@ -120,6 +111,6 @@ describe('ackcrawl crawl --include / --exclude: URL patterns decide which links 
     );
     assert.equal(bad.code, 2, bad.stderr);
     assert.match(bad.stderr, /--exclude '\(\?<=a\)b': not a pattern RE2 takes/);
-    assert.equal(requested.length, before);
+    assert.equal(site.requested.length, before);
   });
 });
