@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { StorageError } from '../../errors.js';
+import { enterWalMode } from '../sqlite-wal.js';
 
 /** Task states as stored. Small ints keep the rows and the partial indexes small. */
 export const State = { queued: 0, leased: 1, done: 2, failed: 3, cancelled: 4 } as const;
@@ -123,7 +124,7 @@ export function openDatabase(
 ): Database.Database {
   const db = new Database(path, { timeout: 5_000 });
   try {
-    db.pragma('journal_mode = WAL');
+    enterWalMode(db, 5_000);
     db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma('busy_timeout = 5000');
     // A negative cache_size is in KiB. Fixed, so memory stays flat however large the file grows.

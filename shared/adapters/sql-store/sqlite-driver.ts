@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { AppError } from '../../errors.js';
 import type { SqlDriver, SqlRow, SqlSession, SqlValue } from './driver.js';
+import { enterWalMode } from '../sqlite-wal.js';
 import { toSqlError } from './errors.js';
 import { classifySqliteError } from './sqlite-errors.js';
 
@@ -44,7 +45,7 @@ export class SqliteDriver implements SqlDriver {
     this.db = new Database(options.path, { timeout: busyTimeoutMs });
     this.turns = Turns.for(options.path === ':memory:' ? this : resolve(options.path));
     try {
-      this.db.pragma('journal_mode = WAL');
+      enterWalMode(this.db, busyTimeoutMs);
       this.db.pragma('synchronous = FULL');
       this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
     } catch (err) {
