@@ -31,6 +31,8 @@ export const masterConfigSchema = z
     /** How often agents are told to send heartbeats, and how often the master sweeps for lost ones. */
     agentHeartbeatMs: field.int(100).default(2_000),
     agentSweepMs: field.int(100).default(1_000),
+    /** How often the master ends runs past their maxDurationMs. */
+    runLimitSweepMs: field.int(100).default(1_000),
     /** How commands reach schedulers: a RabbitMQ fanout exchange, or nowhere but this process. */
     runControl: z.enum(['rabbitmq', 'local']).default('rabbitmq'),
     /** RabbitMQ: one URL, or the nodes of a cluster (spaces or commas), tried in turn. */

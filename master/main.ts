@@ -30,10 +30,11 @@ import { startAlerting } from './alerts/alerting.js';
 import { fleetFacts } from './alerts/fleet-facts.js';
 import { hashSecret } from './api/auth/secrets.js';
 import { startLostSweeper } from './fleet/lost-sweeper.js';
+import { startTimeLimits } from './runs/time-limits.js';
 import { createMasterApp } from './api/app.js';
 import { LiveSampler } from './dashboard/live-sampler.js';
 import { bootstrapAdminToken } from './api/auth/bootstrap-admin.js';
-import { createRun } from './api/run-actions.js';
+import { createRun, notifySchedulers } from './api/run-actions.js';
 import { masterConfigSchema, type MasterConfig } from './config.js';
 import { nodeCronEngine } from './schedules/cron-engine.js';
 import { createScheduleLoop } from './schedules/schedule-loop.js';
@@ -129,6 +130,14 @@ export async function startMaster(
     closing.push(() => alerting.close());
     const cron = nodeCronEngine();
     const runDeps = { store, runControl, clock: { now: Date.now }, newId: randomUUID, logger };
+    const timeLimits = startTimeLimits({
+      runs: store.runs,
+      notify: (command) => notifySchedulers(runDeps, command),
+      everyMs: config.runLimitSweepMs,
+      now: Date.now,
+      logger: logger.child({ module: 'time-limits' }),
+    });
+    closing.push(() => Promise.resolve(timeLimits.close()));
     const schedules = createScheduleLoop({
       store,
       engine: cron,

@@ -5,7 +5,8 @@ import { loadConfig } from '../shared/config/load.js';
 import { listensInClear, readTlsServerOptions } from '../shared/config/tls.js';
 import { writeFileAtomic } from '../shared/files/atomic-write.js';
 import { AppError, ConfigError } from '../shared/errors.js';
-import { createLogger } from '../shared/logger.js';
+import { createLogger, type Logger } from '../shared/logger.js';
+import type { Frontier } from '../shared/ports/frontier.js';
 import { isEntryPoint, onShutdownSignal } from '../shared/lifecycle/signals.js';
 import { exitOnFault } from '../shared/lifecycle/faults.js';
 import type { RoleIpcMessage } from '../shared/protocol/ipc.js';
@@ -23,6 +24,15 @@ import { createSchedulerMetrics } from './metrics/scheduler-metrics.js';
 
 function tell(message: RoleIpcMessage): void {
   process.send?.(message);
+}
+
+/** The frontier's counters once every outcome is settled, for the process that started this one. */
+async function tellStopped(frontier: Frontier, logger: Logger): Promise<void> {
+  try {
+    tell({ type: 'stopped', stats: { ...(await frontier.stats()) } });
+  } catch (err) {
+    logger.warn({ err }, 'frontier counters not read at stop');
+  }
 }
 
 function validate(config: SchedulerConfig): void {
@@ -85,6 +95,12 @@ export async function main(env: Record<string, string | undefined> = process.env
   // Seeds in the configuration define the crawl; without them, the crawl submitted last (if any).
   // A job file from an older version lacks newer settings: the configuration's values fill them.
   const configured = crawlSettingsOf(config);
+  if (configured.maxDurationMs > 0) {
+    logger.warn(
+      { maxDurationMs: configured.maxDurationMs },
+      "ACKCRAWL_MAX_DURATION_MS is not applied to a scheduler's own crawl: the master ends its runs at their limit, and `ackcrawl crawl` its embedded crawl",
+    );
+  }
   const job = config.seeds.length > 0 ? configured : (loadJob(jobPath, configured) ?? configured);
   const recrawl = openRecrawlIndex(config, logger);
   const scheduler = new CrawlScheduler({
@@ -152,6 +168,7 @@ export async function main(env: Record<string, string | undefined> = process.env
       // Nothing new is started on a closing scheduler; its runs stay open in SQL for the next one.
       await plane?.stopServing();
       await scheduler.close();
+      if (process.send) await tellStopped(backend.frontier, logger);
       recrawl?.close();
       await backend.close();
       await plane?.close();

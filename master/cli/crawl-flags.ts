@@ -30,6 +30,12 @@ export interface SettingFlag {
 export const SETTING_FLAGS: readonly SettingFlag[] = [
   { key: 'maxPages', flags: '--max-pages <n>', kind: 'value' },
   { key: 'maxDepth', flags: '--max-depth <n>', kind: 'value' },
+  {
+    key: 'maxDurationMs',
+    flags: '--max-duration <ms>',
+    kind: 'value',
+    help: 'stop the crawl this many ms after it starts (3600000: an hour); the URLs left stay queued in --out, and the same command goes on with them',
+  },
   { key: 'scope', flags: '--scope <scope>', kind: 'value' },
   {
     key: 'includeUrls',

@@ -36,7 +36,8 @@ function fail(err: unknown): never {
 async function crawl(seeds: string[], raw: RawCrawlOptions & { cluster?: boolean }): Promise<void> {
   const plan = planCrawl(seeds, raw, { needsOutDir: raw.cluster !== true, env: process.env });
   const { ProgressDisplay } = await import('./progress-display.js');
-  const { buildClusterSummary, buildSummary, formatSummary } = await import('./summary.js');
+  const { buildClusterSummary, buildStoppedSummary, buildSummary, formatStoppedSummary, formatSummary } =
+    await import('./summary.js');
   const display = new ProgressDisplay();
   const onProgress = (p: Record<string, number>): void => display.update(p as never);
   if (raw.cluster) {
@@ -54,8 +55,13 @@ async function crawl(seeds: string[], raw: RawCrawlOptions & { cluster?: boolean
     return;
   }
   const { runEmbeddedCrawl } = await import('../embedded/run-embedded-crawl.js');
-  const { summary } = await runEmbeddedCrawl(plan, { onProgress });
+  const { summary, stopped } = await runEmbeddedCrawl(plan, { onProgress });
   display.clear();
+  if (stopped) {
+    const output = buildStoppedSummary(stopped.stats, stopped.timeLimitMs, plan.outDir);
+    process.stdout.write(plan.json ? `${JSON.stringify(output)}\n` : `${formatStoppedSummary(output)}\n`);
+    return;
+  }
   const output = buildSummary(summary, plan.outDir);
   process.stdout.write(plan.json ? `${JSON.stringify(output)}\n` : `${formatSummary(output)}\n`);
 }

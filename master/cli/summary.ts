@@ -55,3 +55,46 @@ export function formatSummary(s: CrawlSummaryOutput): string {
     `Records: ${records}`
   );
 }
+
+/** A crawl stopped at its time limit (`--max-duration`), with URLs left queued in `out`. */
+export interface StoppedSummaryOutput {
+  stoppedBy: 'time limit';
+  timeLimitMs: number;
+  pages: number;
+  ok: number;
+  failed: number;
+  /** Accepted URLs not yet settled: queued, waiting for a retry, or handed back unfinished. */
+  left: number;
+  out: string;
+  files: string[];
+}
+
+/** From the frontier's counters once the scheduler settled what was in flight. */
+export function buildStoppedSummary(
+  stats: Record<string, number>,
+  timeLimitMs: number,
+  outDir: string,
+): StoppedSummaryOutput {
+  const { files } = buildSummary({}, outDir);
+  const ok = stats.done ?? 0;
+  const failed = stats.failed ?? 0;
+  return {
+    stoppedBy: 'time limit',
+    timeLimitMs,
+    pages: ok + failed,
+    ok,
+    failed,
+    left: (stats.ready ?? 0) + (stats.delayed ?? 0) + (stats.leased ?? 0),
+    out: outDir,
+    files,
+  };
+}
+
+export function formatStoppedSummary(s: StoppedSummaryOutput): string {
+  const where = relative(process.cwd(), s.out) || '.';
+  return (
+    `Crawl stopped at its time limit (${(s.timeLimitMs / 1000).toFixed(1)} s): ${s.pages} pages, ` +
+    `${s.ok} ok, ${s.failed} failed; ${s.left} URLs left, kept in ${where}/ ` +
+    `(the same command goes on with them). Records: ${s.files.length} file(s) in ${where}/`
+  );
+}

@@ -25,6 +25,12 @@ export interface EmbeddedCrawlHooks {
 
 export interface EmbeddedCrawlResult {
   summary: Record<string, number>;
+  /**
+   * Set when the crawl stopped at its `maxDurationMs` before every accepted URL was settled: the
+   * limit and the frontier's counters once what was in flight was settled (the summary is then the
+   * last progress). The URLs left stay queued in the output folder.
+   */
+  stopped?: { timeLimitMs: number; stats: Record<string, number> };
 }
 
 export function rendersAnything(settings: Pick<CrawlSettings, 'render' | 'renderHosts'>): boolean {
@@ -38,6 +44,8 @@ export function rendersAnything(settings: Pick<CrawlSettings, 'render' | 'render
 function roleEnv(plan: CrawlPlan, token: string): NodeJS.ProcessEnv {
   const settings: NodeJS.ProcessEnv = {};
   for (const key of CRAWL_SETTING_KEYS) {
+    // The time limit is kept here, where the crawl's lifetime is (see runEmbeddedCrawl).
+    if (key === 'maxDurationMs') continue;
     const value = plan.settings[key];
     if (value !== undefined) settings[envName(key)] = settingToText(key, value);
   }
@@ -126,15 +134,33 @@ export async function runEmbeddedCrawl(
   };
   process.once('SIGINT', forward);
   process.once('SIGTERM', forward);
+  // At its time limit the crawl stops as on Ctrl-C: the scheduler drains the crawlers, makes what
+  // they finished durable and exits; what is left stays queued in the output folder.
+  const limitMs = plan.settings.maxDurationMs;
+  let timedOut = false;
+  let lastProgress: Record<string, number> = {};
+  let stoppedStats: Record<string, number> = {};
+  const limit =
+    limitMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          scheduler.kill('SIGTERM');
+          void stopCrawlers();
+        }, limitMs)
+      : null;
   try {
-    const summary = await new Promise<Record<string, number>>((resolve, reject) => {
+    const ended = await new Promise<EmbeddedCrawlResult>((resolve, reject) => {
       let result: Record<string, number> | null = null;
       scheduler.on('message', (message: RoleIpcMessage) => {
         switch (message.type) {
           case 'listening':
             return;
           case 'progress':
+            lastProgress = message.progress;
             hooks.onProgress?.(message.progress);
+            return;
+          case 'stopped':
+            stoppedStats = message.stats;
             return;
           case 'done':
             result = message.summary;
@@ -148,8 +174,10 @@ export async function runEmbeddedCrawl(
         }
       });
       scheduler.once('exit', (code, signal) => {
-        if (result) resolve(result);
+        if (result) resolve({ summary: result });
         else if (fatal) reject(fatal);
+        else if (timedOut && code === 0)
+          resolve({ summary: lastProgress, stopped: { timeLimitMs: limitMs, stats: stoppedStats } });
         else
           reject(
             new AppError(
@@ -160,8 +188,9 @@ export async function runEmbeddedCrawl(
       });
     });
     await stopCrawlers();
-    return { summary };
+    return ended;
   } finally {
+    if (limit) clearTimeout(limit);
     process.off('SIGINT', forward);
     process.off('SIGTERM', forward);
     await stopCrawlers();

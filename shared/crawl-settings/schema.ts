@@ -57,6 +57,11 @@ export const CrawlSettingsSchema = z.strictObject({
     ),
   maxPages: int().default(0).describe('URLs the crawl accepts at most, seeds included (0: no limit).'),
   maxDepth: int().default(0).describe('Links followed at most this many hops from a seed (0: no limit).'),
+  maxDurationMs: int()
+    .default(0)
+    .describe(
+      "Longest a run goes, in ms from its start, pauses included (0: no limit). A master's run is then cancelled; `ackcrawl crawl` stops as on Ctrl-C, its queued URLs kept for the same command to go on.",
+    ),
   maxUrlLength: int(1)
     .max(MAX_URL_LENGTH_LIMIT)
     .default(DEFAULT_MAX_URL_LENGTH)

@@ -327,6 +327,17 @@ describe('scheduler HTTP API (createSchedulerApp)', () => {
       'seeds.0',
     ]);
     assert.ok(bad.json.error?.problems?.every((p) => p.message.length > 0));
+    // A time limit has no owner on a scheduler's own crawl: refused, not ignored.
+    const timed = await post({ seeds: ['http://a.test/'], maxDurationMs: 60_000 });
+    assertError(timed, 400, 'INVALID_CRAWL');
+    assert.deepEqual(
+      timed.json.error?.problems?.map((p) => p.field),
+      ['maxDurationMs'],
+    );
+    assert.match(
+      timed.json.error?.problems?.[0]?.message ?? '',
+      /not timed: give the limit to a job of the master/,
+    );
     assertError(await call('GET', '/why', { headers: AUTH }), 400, 'MISSING_URL');
     assertError(await call('GET', '/why?url=nope', { headers: AUTH }), 400, 'URL_INVALID');
   });

@@ -73,6 +73,14 @@ export const FIELDS: FieldSpec[] = [
     hint: 'Hops from a seed (0: no limit).',
   },
   {
+    name: 'maxDurationMs',
+    label: 'Time limit (ms)',
+    kind: 'number',
+    min: 0,
+    defaultValue: 0,
+    hint: 'A run is cancelled this long after it starts, pauses included (3600000: an hour; 0: no limit).',
+  },
+  {
     name: 'hostConcurrency',
     label: 'Per-host concurrency',
     kind: 'number',
