@@ -112,7 +112,7 @@ export async function startMaster(
       now: Date.now,
       logger,
     });
-    closing.push(() => Promise.resolve(sweeper.close()));
+    closing.push(() => sweeper.close());
     const runControl = await openRunControl(
       {
         rabbitmq: config.runControl === 'rabbitmq',
@@ -137,7 +137,7 @@ export async function startMaster(
       now: Date.now,
       logger: logger.child({ module: 'time-limits' }),
     });
-    closing.push(() => Promise.resolve(timeLimits.close()));
+    closing.push(() => timeLimits.close());
     const schedules = createScheduleLoop({
       store,
       engine: cron,

@@ -1,10 +1,12 @@
+import { startPeriodicPass } from '../../shared/lifecycle/periodic-pass.js';
 import type { Logger } from '../../shared/logger.js';
 import type { AgentRepository } from '../../shared/ports/sql-store.js';
 
 export interface LostSweeper {
-  /** One pass (tests call it; the timer calls it every `everyMs`). */
+  /** One pass now, or the one in flight (the timer runs one every `everyMs`). */
   sweep(): Promise<string[]>;
-  close(): void;
+  /** Stops the timer and waits for the pass in flight. */
+  close(): Promise<void>;
 }
 
 /**
@@ -19,7 +21,6 @@ export function startLostSweeper(deps: {
   now: () => number;
   logger: Logger;
 }): LostSweeper {
-  let running = false;
   const sweep = async (): Promise<string[]> => {
     const lost = await deps.agents.markLost(deps.now() - deps.lostAfterMs);
     for (const id of lost) {
@@ -27,13 +28,9 @@ export function startLostSweeper(deps: {
     }
     return lost;
   };
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    sweep()
-      .catch((err: unknown) => deps.logger.warn({ err }, 'lost-agent sweep failed; trying again'))
-      .finally(() => (running = false));
-  }, deps.everyMs);
-  timer.unref();
-  return { sweep, close: () => clearInterval(timer) };
+  const pass = startPeriodicPass(sweep, {
+    intervalMs: deps.everyMs,
+    onError: (err) => deps.logger.warn({ err }, 'lost-agent sweep failed; trying again'),
+  });
+  return { sweep: pass.runOnce, close: pass.close };
 }

@@ -1,3 +1,4 @@
+import { startPeriodicPass } from '../../shared/lifecycle/periodic-pass.js';
 import type { Logger } from '../../shared/logger.js';
 import type { RunCommand } from '../../shared/ports/run-control.js';
 import type { RunRepository, RunRow, RunState } from '../../shared/ports/sql-store.js';
@@ -6,9 +7,10 @@ import type { RunRepository, RunRow, RunState } from '../../shared/ports/sql-sto
 const TIMED: readonly RunState[] = ['running', 'paused'];
 
 export interface TimeLimits {
-  /** One pass: the ids of the runs it ended (tests call it; the timer calls it every `everyMs`). */
+  /** One pass now, or the one in flight: the ids of the runs it ended (the timer runs one every `everyMs`). */
   sweep(): Promise<string[]>;
-  close(): void;
+  /** Stops the timer and waits for the pass in flight. */
+  close(): Promise<void>;
 }
 
 /** A run's `maxDurationMs` (0 or absent: none), read from its settings snapshot. */
@@ -65,14 +67,9 @@ export function startTimeLimits(deps: {
     }
     return ended;
   };
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    sweep()
-      .catch((err: unknown) => deps.logger.warn({ err }, 'run time-limit sweep failed; trying again'))
-      .finally(() => (running = false));
-  }, deps.everyMs);
-  timer.unref();
-  return { sweep, close: () => clearInterval(timer) };
+  const pass = startPeriodicPass(sweep, {
+    intervalMs: deps.everyMs,
+    onError: (err) => deps.logger.warn({ err }, 'run time-limit sweep failed; trying again'),
+  });
+  return { sweep: pass.runOnce, close: pass.close };
 }

@@ -27,6 +27,17 @@ sqlStoreContract('sqlite sql store', async () => {
   };
 });
 
+/** `count` copies of a child script on one store URL and go file, their output gathered. */
+function startChildren(count: number, script: string, url: string, go: string) {
+  return Array.from({ length: count }, () => {
+    const child = spawn(process.execPath, [script, url, go], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    return { child, output: () => out, exited };
+  });
+}
+
 describe('sqlite sql store: adapter specifics', () => {
   const withDir = async (body: (dir: string) => Promise<void>): Promise<void> => {
     const dir = mkdtempSync(join(tmpdir(), 'ackcrawl-sql-'));
@@ -63,13 +74,7 @@ describe('sqlite sql store: adapter specifics', () => {
     withDir(async (dir) => {
       const url = `sqlite:${join(dir, 'ackcrawl.db')}`;
       const go = join(dir, 'go');
-      const children = [0, 1].map(() => {
-        const child = spawn(process.execPath, [CHILD, url, go], { stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-        return { child, output: () => out, exited };
-      });
+      const children = startChildren(2, CHILD, url, go);
       try {
         await waitFor(() => children.every((c) => c.output().startsWith('ready\n')), { timeoutMs: 15_000 });
         writeFileSync(go, '');
@@ -99,15 +104,7 @@ describe('sqlite sql store: adapter specifics', () => {
       await withDir(async (dir) => {
         const url = `sqlite:${join(dir, 'ackcrawl.db')}`;
         const go = join(dir, 'go');
-        const children = [0, 1, 2, 3].map(() => {
-          const child = spawn(process.execPath, [OPEN_CHILD, url, go], {
-            stdio: ['ignore', 'pipe', 'inherit'],
-          });
-          let out = '';
-          child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-          const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-          return { child, output: () => out, exited };
-        });
+        const children = startChildren(4, OPEN_CHILD, url, go);
         try {
           await waitFor(() => children.every((c) => c.output().startsWith('ready\n')), { timeoutMs: 15_000 });
           writeFileSync(go, '');

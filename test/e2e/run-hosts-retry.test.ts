@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import type { RunHostsAnswer } from '../../shared/protocol/run-hosts.js';
 import { freePort } from '../helpers/ports.js';
 import { startRetrySite, type RetrySite } from '../helpers/retry-site.js';
-import { killTree, masterApi, printedAdminToken, startServe, type ServeRun } from '../helpers/serve.js';
+import { killTree, servedMaster, startServe, type ServeRun } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 interface Failure {
@@ -38,14 +38,7 @@ describe('ackcrawl serve: a run’s hosts, and a final failure sent back', () =>
       ACKCRAWL_LISTEN_PORT: String(await freePort()),
       ACKCRAWL_PROCESSES: '1',
     });
-    const url = await Promise.race([
-      serve.masterUrl,
-      serve.exited.then((exit) => {
-        throw new Error(`serve exited (${exit.code ?? exit.signal}): ${serve.stderr()}`);
-      }),
-    ]);
-    await waitFor(() => printedAdminToken(serve.stdout()) !== null, { message: 'admin token printed' });
-    const api = masterApi(url, printedAdminToken(serve.stdout()) as string);
+    const { api } = await servedMaster(serve);
     const job = await api<{ id: string }>('POST', '/jobs', {
       name: 'retry site',
       seeds: [site.url],

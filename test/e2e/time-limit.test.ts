@@ -8,7 +8,7 @@ import { startGeneratedSite, type GeneratedSite } from '../../scripts/site/gener
 import { runCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
 import { countByUrl, readRecords, recordTags } from '../helpers/records.js';
-import { killTree, masterApi, printedAdminToken, startServe, type ServeRun } from '../helpers/serve.js';
+import { killTree, servedMaster, startServe, type ServeRun } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const PAGES = 300;
@@ -77,14 +77,7 @@ describe('maxDurationMs: a crawl ends at its time limit, and loses nothing', () 
       ACKCRAWL_PROCESSES: '1',
     });
     serves.push(run);
-    const url = await Promise.race([
-      run.masterUrl,
-      run.exited.then((exit) => {
-        throw new Error(`serve exited (${exit.code ?? exit.signal}): ${run.stderr()}`);
-      }),
-    ]);
-    await waitFor(() => printedAdminToken(run.stdout()) !== null, { message: 'admin token printed' });
-    const api = masterApi(url, printedAdminToken(run.stdout()) as string);
+    const { api } = await servedMaster(run);
     const job = await api<{ id: string }>('POST', '/jobs', {
       name: 'timed',
       seeds: [site.url],

@@ -79,7 +79,7 @@ export async function sweepLost(master: Pick<TestMaster, 'store' | 'clock'>): Pr
   try {
     return await sweeper.sweep();
   } finally {
-    sweeper.close();
+    await sweeper.close();
   }
 }
 

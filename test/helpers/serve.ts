@@ -90,3 +90,18 @@ export function masterApi(baseUrl: string, token: string) {
     return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
   };
 }
+
+/**
+ * The master's URL once serve listens (or an error with its stderr, if it exits first), and an
+ * API client with the admin token it printed at its first start.
+ */
+export async function servedMaster(run: ServeRun) {
+  const url = await Promise.race([
+    run.masterUrl,
+    run.exited.then((exit) => {
+      throw new Error(`serve exited (${exit.code ?? exit.signal}): ${run.stderr()}`);
+    }),
+  ]);
+  await waitFor(() => printedAdminToken(run.stdout()) !== null, { message: 'admin token printed' });
+  return { url, api: masterApi(url, printedAdminToken(run.stdout()) as string) };
+}
