@@ -134,7 +134,8 @@ discovered links and sitemap entries before the seen-set, the scope and the patt
 fetches the page once, under the URL without them. A name matches in any case; \`utm_*\` matches
 every name that starts with \`utm_\`; what is left of the query keeps its order. Seeds are taken as
 given; a page record's \`links\` keep the links as the page wrote them. \`why\` answers for the
-spelling the crawl holds. Path parameters (\`;jsessionid=…\`) are not touched.
+spelling the crawl holds. Path parameters of the listed names go too: with \`jsessionid\` listed,
+\`/shop;jsessionid=A1?x=1\` is \`/shop?x=1\` (Java servers put the session there for clients without cookies).
 
 ${table}
 

@@ -53,7 +53,7 @@ export const CrawlSettingsSchema = z.strictObject({
   stripQueryParams: queryParamNamesSchema
     .default([])
     .describe(
-      'Query parameters removed from discovered URLs before they are deduplicated (any case; utm_* for a prefix).',
+      'Query parameters (and `;name=` path parameters) removed from discovered URLs before they are deduplicated (any case; utm_* for a prefix).',
     ),
   maxPages: int().default(0).describe('URLs the crawl accepts at most, seeds included (0: no limit).'),
   maxDepth: int().default(0).describe('Links followed at most this many hops from a seed (0: no limit).'),

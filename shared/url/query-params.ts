@@ -14,8 +14,10 @@ export type QueryStripper = (url: string) => string;
  * parameter whatever its case (`jsessionid` strips `JSESSIONID` too: servers and frameworks spell
  * session ids both ways); `utm_*` matches every name that starts with `utm_`. What is left of the
  * query keeps its order and spelling, and a query left empty goes with its `?`, as the normaliser
- * writes such a URL. Works on normalised URLs (the fragment is gone, percent-encoding settled), so a
- * name is compared as written there.
+ * writes such a URL. Path parameters of the same names go too (`/shop;jsessionid=A1?x=1` becomes
+ * `/shop?x=1`: Java servers put the session there when a client takes no cookie). Works on
+ * normalised URLs (the fragment is gone, percent-encoding settled), so a name is compared as
+ * written there.
  */
 export function createQueryStripper(names: readonly string[]): QueryStripper | null {
   if (names.length === 0) return null;
@@ -33,10 +35,30 @@ export function createQueryStripper(names: readonly string[]): QueryStripper | n
   };
   return (url) => {
     const question = url.indexOf('?');
-    if (question < 0) return url;
+    const end = question < 0 ? url.length : question;
+    const pathStart = url.indexOf('/', url.indexOf('//') + 2);
+    const semicolon = url.indexOf(';', pathStart);
+    const base =
+      pathStart >= 0 && semicolon >= 0 && semicolon < end
+        ? `${url.slice(0, pathStart)}${stripPathParams(url.slice(pathStart, end), listed)}`
+        : url.slice(0, end);
+    if (question < 0) return base;
     const params = url.slice(question + 1).split('&');
     const kept = params.filter((param) => !listed(param));
-    if (kept.length === params.length) return url;
-    return kept.length === 0 ? url.slice(0, question) : `${url.slice(0, question + 1)}${kept.join('&')}`;
+    if (kept.length === 0) return base;
+    return kept.length === params.length && base.length === end ? url : `${base}?${kept.join('&')}`;
   };
+}
+
+/** A path with its listed `;name=value` parameters removed from every segment. */
+function stripPathParams(path: string, listed: (param: string) => boolean): string {
+  return path
+    .split('/')
+    .map((segment) => {
+      if (!segment.includes(';')) return segment;
+      const [head, ...params] = segment.split(';');
+      const kept = params.filter((param) => !listed(param));
+      return kept.length === params.length ? segment : [head, ...kept].join(';');
+    })
+    .join('/');
 }

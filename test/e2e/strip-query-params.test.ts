@@ -13,11 +13,11 @@ import { waitFor } from '../helpers/wait-for.js';
 const SITE: Record<string, string[]> = {
   '/': ['/a?utm_source=news', '/a?utm_medium=mail', '/a?id=2&SESSIONID=abc', '/b?utm_campaign=z&q=1'],
   '/a': ['/a?id=2&sessionid=def', '/'],
-  '/a?id=2': ['/b?q=1&utm_term=x'],
+  '/a?id=2': ['/b?q=1&utm_term=x', '/b;jsessionid=XYZ?q=1'],
   '/b?q=1': [],
 };
 
-describe('ackcrawl crawl --strip-param: tracking and session parameters folded away before dedup', () => {
+describe('ackcrawl crawl --strip-param: tracking and session parameters (query and path) folded away before dedup', () => {
   let site: LinkSite;
   let origin = '';
   let out = '';
@@ -41,6 +41,8 @@ describe('ackcrawl crawl --strip-param: tracking and session parameters folded a
       'utm_*',
       '--strip-param',
       'sessionid',
+      '--strip-param',
+      'jsessionid',
       '--json',
     ]);
     await waitFor(() => existsSync(join(out, 'scheduler.json')), {

@@ -21,6 +21,26 @@ test('listed parameters go, in any case; a trailing * is a prefix; the rest keep
   assert.equal(createQueryStripper([]), null);
 });
 
+test('path parameters of the listed names go from every segment; others stay', () => {
+  const strip = createQueryStripper(['jsessionid', 'utm_*']);
+  assert.ok(strip);
+  assert.equal(strip('https://a.test/shop;jsessionid=A1B2'), 'https://a.test/shop');
+  assert.equal(strip('https://a.test/shop;JSESSIONID=A1?x=1'), 'https://a.test/shop?x=1');
+  assert.equal(strip('https://a.test/shop;jsessionid=A1?utm_source=z'), 'https://a.test/shop');
+  assert.equal(
+    strip('https://a.test/a;v=2;jsessionid=A1/b;jsessionid=A1;lang=en/c?q=1&utm_x=2'),
+    'https://a.test/a;v=2/b;lang=en/c?q=1',
+  );
+  const kept = 'https://a.test/a;v=2/b;lang=en?q=1';
+  assert.equal(strip(kept), kept);
+  assert.equal(
+    strip('https://a.test/p?q=a;jsessionid=1'),
+    'https://a.test/p?q=a;jsessionid=1',
+    'not in the query',
+  );
+  assert.equal(strip('https://a.test/;jsessionid=1'), 'https://a.test/');
+});
+
 test('the settings take names, each with an optional trailing *, and refuse the rest by place', () => {
   assert.deepEqual(
     parseCrawlSettings({ seeds: ['https://a.test/'], stripQueryParams: ['utm_*', 'gclid'] }).stripQueryParams,
