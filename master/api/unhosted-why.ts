@@ -1,8 +1,9 @@
-import { parseCrawlSettings } from '../../shared/crawl-settings/index.js';
+import { parseCrawlSettings, type CrawlSettings } from '../../shared/crawl-settings/index.js';
 import type { LogEntry, LogRepository, RunRow } from '../../shared/ports/sql-store.js';
 import type { WhyAnswer } from '../../shared/protocol/why.js';
 import { normalizeUrl } from '../../shared/url/normalize.js';
 import { crawlScopeOf } from '../../shared/url/crawl-scope.js';
+import { createQueryStripper } from '../../shared/url/query-params.js';
 
 /**
  * "Why not yet?" for a run no scheduler hosts: a queued run (none has taken it yet) or an ended
@@ -17,7 +18,11 @@ export async function explainUnhostedRun(
   url: string,
   logs: Pick<LogRepository, 'ofUrl'>,
 ): Promise<WhyAnswer> {
-  const normalized = normalizeUrl(url);
+  const settings = readableSettings(run.settings);
+  // The spelling the run holds: its stripped parameters gone, as its scheduler would have queued it.
+  const spelled = normalizeUrl(url);
+  const strip = settings === null ? null : createQueryStripper(settings.stripQueryParams);
+  const normalized = strip ? strip(spelled) : spelled;
   const answer = (state: WhyAnswer['state'], reason: string, newest?: LogEntry): WhyAnswer => ({
     url,
     normalized,
@@ -39,7 +44,7 @@ export async function explainUnhostedRun(
     robots: null,
   });
 
-  const outOfScope = scopeProblem(run.settings, normalized);
+  const outOfScope = settings === null ? null : scopeProblem(settings, normalized);
   if (outOfScope !== null) return answer('out-of-scope', outOfScope);
   if (run.state === 'queued') {
     return answer(
@@ -76,14 +81,17 @@ export async function explainUnhostedRun(
   );
 }
 
-/** The scope rule that keeps `normalized` out of the run, in words; null when in scope or unknown. */
-function scopeProblem(settings: unknown, normalized: string): string | null {
-  let parsed: ReturnType<typeof parseCrawlSettings>;
+/** The run's settings snapshot, or null when this build cannot read it (nothing is then claimed of them). */
+function readableSettings(settings: unknown): CrawlSettings | null {
   try {
-    parsed = parseCrawlSettings(settings);
+    return parseCrawlSettings(settings);
   } catch {
-    return null; // a snapshot this build cannot read: the scope is not known, so not claimed
+    return null;
   }
-  if (parsed.seeds.length === 0) return null;
-  return crawlScopeOf(parsed).problem(normalized);
+}
+
+/** The scope rule that keeps `normalized` out of the run, in words; null when in scope or unknown. */
+function scopeProblem(settings: CrawlSettings, normalized: string): string | null {
+  if (settings.seeds.length === 0) return null;
+  return crawlScopeOf(settings).problem(normalized);
 }

@@ -419,7 +419,9 @@ describe('master API: why not yet?', () => {
       assert.equal(got.status, 200, got.text);
       return got.json as WhyAnswer;
     };
-    const job = (await master.call('POST', '/api/v1/jobs', { body: jobBody() })).json;
+    const job = (
+      await master.call('POST', '/api/v1/jobs', { body: jobBody({ stripQueryParams: ['utm_*'] }) })
+    ).json;
     const run = (await master.call('POST', `/api/v1/jobs/${job.id}/runs`)).json;
 
     const queued = await why(run.id, 'https://example.test/a');
@@ -470,9 +472,14 @@ describe('master API: why not yet?', () => {
     ]);
     await master.call('POST', `/api/v1/runs/${run.id}/cancel`);
 
-    const failed = await why(run.id, 'HTTPS://Example.test/gone');
+    const failed = await why(run.id, 'HTTPS://Example.test/gone?utm_source=news');
     assert.equal(failed.state, 'failed');
-    assert.equal(failed.normalized, 'https://example.test/gone');
+    assert.equal(
+      failed.normalized,
+      'https://example.test/gone',
+      'the spelling the run held: its parameters stripped',
+    );
+    assert.equal(failed.duplicateOf, 'https://example.test/gone');
     assert.match(
       failed.reason,
       /failed for good after attempt 2: HTTP_404 \(answered 404\); the run was cancelled at /,
