@@ -220,6 +220,7 @@ export class CrawlScheduler implements RunHost {
       dispatchable: (lease) => this.registry.dispatchable(lease.runId),
       jobOf: (runId) => this.registry.jobOf(runId),
       ...(deps.recrawl ? { validatorsOf: validatorsLookup(deps.recrawl, this.registry, logger) } : {}),
+      cookiesOf: (lease) => this.registry.get(lease.runId)?.cookies?.forUrl(lease.url),
       beforeSend: (session, tasks) => {
         const ws = this.sessions.get(session.id);
         if (ws) this.feed.beforeTasks(ws, tasks);

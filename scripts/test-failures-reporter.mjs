@@ -1,3 +1,5 @@
+import { inspect } from 'node:util';
+
 // A node:test reporter that writes one JSON line per failed test (not per failed suite) and one
 // for the run's totals, to the destination it is given. scripts/run-tests.mjs runs it beside the
 // TAP reporter and prints the failures again after the TAP output, so whoever reads only the end
@@ -9,12 +11,28 @@
  */
 function reason(error) {
   const cause = error?.cause ?? error;
-  if (!(cause instanceof Error)) return String(cause);
+  if (!(cause instanceof Error)) return printable(cause);
   const text = cause.stack ?? `${cause.name}: ${cause.message}`;
   return text
     .split('\n')
     .filter((line) => !/^\s+at (.*\()?(node:|new Promise)/.test(line))
     .join('\n');
+}
+
+/**
+ * What a test threw that is not an Error, as text. `String()` throws on an object without a
+ * usable toString (an assertion's actual value, deserialised from the test's process, can be one):
+ * a reporter that throws ends the whole run without its totals.
+ */
+function printable(value) {
+  if (typeof value !== 'object' || value === null) return String(value);
+  if (typeof value.stack === 'string') return value.stack;
+  if (typeof value.message === 'string') return value.message;
+  try {
+    return inspect(value, { depth: 2 }).slice(0, 2_000);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }
 
 export default async function* failures(source) {

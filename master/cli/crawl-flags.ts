@@ -95,6 +95,7 @@ export const SETTING_FLAGS: readonly SettingFlag[] = [
     kind: 'negate',
     help: 'fetch every page in full, also when an earlier crawl of the same job kept its ETag or Last-Modified',
   },
+  { key: 'sessionCookies', flags: '--session-cookies', kind: 'switch' },
   {
     key: 'render',
     flags: '--render',

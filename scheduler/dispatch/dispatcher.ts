@@ -1,6 +1,7 @@
 import type { Logger } from '../../shared/logger.js';
 import type { Frontier } from '../../shared/ports/frontier.js';
 import type { TaskValidators, WireTask } from '../../shared/protocol/messages.js';
+import type { WireCookie } from '../../shared/protocol/wire-cookie.js';
 import type { Lease } from '../../shared/protocol/task.js';
 import type { Located } from '../../shared/protocol/why.js';
 import type { HostGate, RequestFeedback } from '../politeness/host-gate.js';
@@ -89,6 +90,11 @@ export interface DispatcherOptions {
    * or absent: a full fetch. Called at dispatch: it must answer synchronously and fast.
    */
   validatorsOf?: (lease: Lease) => TaskValidators | null;
+  /**
+   * The cookies of a lease's host in its run's session; undefined (or absent) when the run keeps
+   * none. Called at dispatch: it must answer synchronously and fast.
+   */
+  cookiesOf?: (lease: Lease) => readonly WireCookie[] | undefined;
   /** Called with every batch just before it goes to its session (per-run settings go first). */
   beforeSend?: (session: CrawlerSession, tasks: readonly WireTask[]) => void;
   /**
@@ -405,6 +411,7 @@ export class Dispatcher {
         hopGrants: reportStart || this.options.hold?.checksHops?.(lease) === true,
         jobId: this.options.jobOf?.(lease.runId) ?? DEFAULT_JOB_ID,
         ...(validators ? { validators } : {}),
+        cookies: this.options.cookiesOf?.(lease),
       });
       this.inFlight.add(
         {

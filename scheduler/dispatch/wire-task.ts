@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskValidators, WireTask } from '../../shared/protocol/messages.js';
 import type { Lease } from '../../shared/protocol/task.js';
+import type { WireCookie } from '../../shared/protocol/wire-cookie.js';
 
 /**
  * What a crawler gets of a lease. Each call is one dispatched attempt, with a capture id of its
@@ -15,6 +16,8 @@ export function wireTaskOf(
     hopGrants: boolean;
     jobId: string;
     validators?: TaskValidators;
+    /** The host's session cookies (a run with `sessionCookies`); undefined: no session. */
+    cookies?: readonly WireCookie[] | undefined;
   },
 ): WireTask {
   return {
@@ -37,6 +40,8 @@ export function wireTaskOf(
     ...lastErrorCodeOf(lease),
     // A recrawl: a conditional request with the URL's last capture's validators (docs/recrawl.md).
     ...(options.validators ? { validators: options.validators } : {}),
+    // A session (possibly empty): the crawler returns the jar's cookies when a response set one.
+    ...(options.cookies ? { cookies: [...options.cookies] } : {}),
   };
 }
 

@@ -50,6 +50,8 @@ export function routeOutcome(
   }
   const run = deps.runOf(lease);
   run?.recentHosts.record(lease.host, (deps.clock ?? Date.now)());
+  // What the host set (an error page's cookies too) joins the run's session.
+  if (header.cookies && run?.cookies) run.cookies.merge(header.cookies);
   const count = (outcome: PageOutcomeLabel): void => {
     if (!deps.metrics) return;
     const ms = header.fetchMs ?? (deps.clock ?? Date.now)() - flight.sentAt;

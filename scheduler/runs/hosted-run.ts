@@ -14,6 +14,7 @@ import { politenessOf, type PolitenessSettings } from '../politeness/politeness-
 import { ProgressMeter } from '../progress.js';
 import type { RetryPolicyOptions } from '../retry/retry-policy.js';
 import { robotsPolicy } from '../robots/robots-settings.js';
+import { CookieSession } from './cookie-session.js';
 import { RecentHosts } from './recent-hosts.js';
 import type { RobotsPolicy } from '../robots/robots-guard.js';
 import type { HostedRunState, RunReport, RunSpec } from './run-host.js';
@@ -45,11 +46,13 @@ export class HostedRun {
   readonly recentHosts = new RecentHosts();
   /** Bumped on every change of `fetch`, so crawlers are sent the new settings. */
   fetchVersion = 0;
+  /** The hosts' cookies when the run keeps a session (`sessionCookies`), else null. */
+  cookies: CookieSession | null = null;
   private current!: Derived;
 
   constructor(
     spec: RunSpec,
-    clock: () => number,
+    private readonly clock: () => number,
     frameLimitedFetch: (fetch: FetchSettings) => FetchSettings,
   ) {
     this.runId = spec.runId;
@@ -80,6 +83,9 @@ export class HostedRun {
     if (this.current === undefined || JSON.stringify(fetch) !== JSON.stringify(this.current.fetch)) {
       this.fetchVersion += 1;
     }
+    // Turned on, a session starts empty; turned off, it is forgotten.
+    if (!settings.sessionCookies) this.cookies = null;
+    else this.cookies ??= new CookieSession(this.clock);
     this.current = {
       settings,
       inScope,

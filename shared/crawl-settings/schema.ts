@@ -179,6 +179,12 @@ export const CrawlSettingsSchema = z.strictObject({
     .describe(
       "On a recrawl (a later run of the same job), send the URL's last ETag and Last-Modified; a 304 is recorded as not-modified, without a body.",
     ),
+  sessionCookies: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Keep the cookies a host sets across the run's pages, as a browser would (one session per run and host, in the scheduler's memory); off: each page's fetch starts with none.",
+    ),
   // Retries
   retryDelayMs: int()
     .default(300_000)

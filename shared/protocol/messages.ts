@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_LINKS_PER_PAGE_LIMIT, MAX_URL_LENGTH_LIMIT } from './link-limits.js';
 import { proxyUrlSchema } from './proxy-url.js';
+import { wireCookiesSchema } from './wire-cookie.js';
 import { MAX_LASTMOD_LENGTH, MAX_VALIDATOR_LENGTH } from './task.js';
 
 /**
@@ -201,6 +202,13 @@ export const wireTaskSchema = z.object({
    * outcome naming `captureId`, the capture it confirms (docs/recrawl.md). Absent: a full fetch.
    */
   validators: taskValidatorsSchema.optional(),
+  /**
+   * A run that keeps a session per host (`sessionCookies`): the cookies its crawls of the host were
+   * set so far (those of its domain and parent domains, not expired). The fetch starts with them,
+   * and its outcome returns the jar's cookies when a response set any. Absent: no session, the
+   * fetch starts with none and returns none.
+   */
+  cookies: wireCookiesSchema.optional(),
 });
 export type WireTask = z.infer<typeof wireTaskSchema>;
 
@@ -255,5 +263,10 @@ export const outcomeHeaderSchema = z.object({
    * run of the job without parsing the record. Absent: the response had neither.
    */
   validators: validatorsSchema.optional(),
+  /**
+   * A task sent with `cookies` whose responses set a cookie: every cookie its jar held at the end,
+   * expired ones included (a deletion), for the scheduler's session of the run.
+   */
+  cookies: wireCookiesSchema.optional(),
 });
 export type OutcomeHeader = z.infer<typeof outcomeHeaderSchema>;

@@ -64,3 +64,67 @@ test('an expired or deleted cookie is not handed on; a refused one never counts'
   assert.deepEqual(await jar.forBrowser(), []);
   assert.equal(await jar.getCookieString('https://a.test/'), '');
 });
+
+test('a session: the jar starts with the cookies it is given, and gives back what it holds when set', async () => {
+  const later = Date.now() + 3_600_000;
+  const jar = new TaskCookies([
+    {
+      name: 'sid',
+      value: 'abc',
+      domain: 'a.test',
+      path: '/',
+      expires: null,
+      hostOnly: true,
+      secure: false,
+      httpOnly: true,
+    },
+    {
+      name: 'wide',
+      value: '1',
+      domain: 'a.test',
+      path: '/',
+      expires: later,
+      hostOnly: false,
+      secure: true,
+      httpOnly: false,
+      sameSite: 'lax',
+    },
+  ]);
+  assert.equal(jar.empty, false);
+  assert.equal(jar.changed, false, 'brought, not set');
+  assert.equal(await jar.getCookieString('https://a.test/p'), 'sid=abc; wide=1');
+  assert.equal(
+    await jar.getCookieString('http://www.a.test/p'),
+    '',
+    'host-only stays on its host; Secure on https',
+  );
+  assert.equal(await jar.getCookieString('https://www.a.test/p'), 'wide=1');
+  assert.equal((await jar.forBrowser()).length, 2, 'the browser gets them too');
+
+  await jar.setCookie('sid=; Max-Age=0', 'https://a.test/logout');
+  await jar.setCookie('step=2; Path=/checkout', 'https://a.test/checkout/start');
+  assert.equal(jar.changed, true);
+  const back = new Map((await jar.toWire()).map((c) => [c.name, c]));
+  assert.ok((back.get('sid')?.expires ?? Infinity) <= Date.now(), 'a deletion goes back, expired');
+  assert.deepEqual(back.get('wide'), {
+    name: 'wide',
+    value: '1',
+    domain: 'a.test',
+    path: '/',
+    expires: later,
+    hostOnly: false,
+    secure: true,
+    httpOnly: false,
+    sameSite: 'lax',
+  });
+  assert.deepEqual(back.get('step'), {
+    name: 'step',
+    value: '2',
+    domain: 'a.test',
+    path: '/checkout',
+    expires: null,
+    hostOnly: true,
+    secure: false,
+    httpOnly: false,
+  });
+});

@@ -7,6 +7,7 @@ import { FetchError, parseRetryAfter, taskWithdrawn, toFetchError } from './fetc
 import { HopDenied, RedirectSpacing, type HopAnswer } from './redirect-spacing.js';
 import { staysOnHost } from './redirect-target.js';
 import { TaskCookies } from './task-cookies.js';
+import type { WireCookie } from '../../../shared/protocol/wire-cookie.js';
 
 export interface FetchedPage {
   status: number;
@@ -44,7 +45,7 @@ function pageOf(meta: Omit<FetchedPage, 'body'>, body: Buffer, cookies: TaskCook
     headers: meta.headers,
     contentType: meta.contentType,
     body,
-    cookies: cookies.empty ? undefined : cookies,
+    cookies: cookies.empty && !cookies.changed ? undefined : cookies,
   };
 }
 
@@ -111,6 +112,8 @@ export interface FetchRoute {
   resendOnStaleSocket?: boolean;
   /** Request headers for this fetch only (a recrawl's `If-None-Match` / `If-Modified-Since`). */
   headers?: Record<string, string>;
+  /** The host's session (a run with `sessionCookies`): the fetch's jar starts with these. */
+  cookies?: readonly WireCookie[];
   /**
    * Aborted: the fetch stops at once (its socket is destroyed) and fails with
    * `CONNECTION_ABORTED`. The crawler aborts a task's fetch when the connection that brought the
@@ -129,6 +132,7 @@ export type FetchHooks = Pick<
   | 'truncate'
   | 'resendOnStaleSocket'
   | 'headers'
+  | 'cookies'
   | 'signal'
 >;
 
@@ -233,8 +237,9 @@ export class Fetcher {
               signal,
             })
           : null;
-      // Cookies live for this fetch: a redirect that sets one gets it back on the next hop.
-      const cookies = new TaskCookies();
+      // Cookies live for this fetch (from the host's session, if the run keeps one): a redirect that
+      // sets one gets it back on the next hop.
+      const cookies = new TaskCookies(route.cookies);
       const stream = this.client.stream(url, {
         cookieJar: cookies,
         ...(route.agents ? { agent: { http: route.agents.http, https: route.agents.https } } : {}),

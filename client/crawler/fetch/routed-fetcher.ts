@@ -79,6 +79,7 @@ export class RoutedFetcher {
       ...(hooks.truncate ? { truncate: true } : {}),
       ...(hooks.resendOnStaleSocket === false ? { resendOnStaleSocket: false } : {}),
       ...(hooks.headers ? { headers: hooks.headers } : {}),
+      ...(hooks.cookies ? { cookies: hooks.cookies } : {}),
       ...(hooks.signal ? { signal: hooks.signal } : {}),
     };
     const { pool, fetcher } = this.options;

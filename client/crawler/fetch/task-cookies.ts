@@ -1,4 +1,5 @@
-import type { CookieJar } from 'tough-cookie';
+import type { Cookie, CookieJar } from 'tough-cookie';
+import { MAX_WIRE_COOKIES, type WireCookie } from '../../../shared/protocol/wire-cookie.js';
 
 /** A cookie as a browser context takes it (Playwright's `BrowserContext.addCookies`). */
 export interface BrowserCookie {
@@ -21,25 +22,37 @@ const NONE = Promise.resolve('');
  * of sites that set none does not carry it in each crawler's heap.
  */
 let toughCookie: Promise<typeof import('tough-cookie')> | null = null;
-const newJar = async (): Promise<CookieJar> => {
-  toughCookie ??= import('tough-cookie');
-  return new (await toughCookie).CookieJar();
-};
+const loadToughCookie = (): Promise<typeof import('tough-cookie')> =>
+  (toughCookie ??= import('tough-cookie'));
+const newJar = async (): Promise<CookieJar> => new (await loadToughCookie()).CookieJar();
 
 /**
  * The cookies of one task: what the responses of its fetch set (its redirects included) is sent on
- * its later requests, as a browser would, and handed to the browser that renders its page. Nothing
- * is kept between tasks: a crawl has no session, and a cookie of one page never reaches another.
+ * its later requests, as a browser would, and handed to the browser that renders its page. Without
+ * a session nothing is kept between tasks, and a cookie of one page never reaches another. A run
+ * with `sessionCookies` gives the task its host's session (`initial`), and takes the jar's cookies
+ * back (`toWire`) when a response set one.
  *
  * got's cookie jar interface, backed by tough-cookie (RFC 6265: domain and path matching, host-only
- * and `Secure` cookies, expiry, public suffixes refused as domains) once a response sets a cookie;
- * until then it costs a fetch one resolved promise. A cookie tough-cookie refuses is dropped, never
- * an error of the fetch (got's `ignoreInvalidCookies` is set as well).
+ * and `Secure` cookies, expiry, public suffixes refused as domains) once a response sets a cookie or
+ * the task brings one; until then it costs a fetch one resolved promise. A cookie tough-cookie
+ * refuses is dropped, never an error of the fetch (got's `ignoreInvalidCookies` is set as well).
  */
 export class TaskCookies {
   /** Made by the first cookie set (got sets a response's cookies all at once: one jar for them). */
   private jar: Promise<CookieJar> | null = null;
   private kept = false;
+  private set = false;
+
+  constructor(initial: readonly WireCookie[] = []) {
+    if (initial.length === 0) return;
+    this.jar = newJar().then(async (jar) => {
+      const { Cookie } = await loadToughCookie();
+      for (const wire of initial) await jar.store.putCookie(cookieOf(Cookie, wire));
+      return jar;
+    });
+    this.kept = true;
+  }
 
   getCookieString(url: string): Promise<string> {
     return this.jar === null ? NONE : this.jar.then((jar) => jar.getCookieString(url));
@@ -48,15 +61,44 @@ export class TaskCookies {
   async setCookie(rawCookie: string, url: string): Promise<unknown> {
     this.jar ??= newJar();
     const cookie = await (await this.jar).setCookie(rawCookie, url, { ignoreError: true });
+    if (cookie) this.set = true;
     // An expired cookie (`Max-Age=0`: a deletion) is stored, and never sent or handed on.
     const expiry = cookie?.expiryTime();
     if (cookie && (expiry === undefined || expiry > Date.now())) this.kept = true;
     return cookie;
   }
 
-  /** No response of the task set a live cookie (one may have expired or been deleted since). */
+  /** No live cookie was brought or set (one may have expired or been deleted since). */
   get empty(): boolean {
     return !this.kept;
+  }
+
+  /** A response of the fetch set a cookie the jar took (a deletion included; a refused one is not). */
+  get changed(): boolean {
+    return this.set;
+  }
+
+  /** Every cookie the jar holds, expired ones included (they delete the session's copy). */
+  async toWire(): Promise<WireCookie[]> {
+    if (this.jar === null) return [];
+    const out: WireCookie[] = [];
+    for (const cookie of await (await this.jar).store.getAllCookies()) {
+      if (!cookie.domain || out.length >= MAX_WIRE_COOKIES) continue;
+      const expiry = cookie.expiryTime();
+      const sameSite = sameSiteOf(cookie.sameSite)?.toLowerCase() as WireCookie['sameSite'];
+      out.push({
+        name: cookie.key,
+        value: cookie.value,
+        domain: cookie.domain,
+        path: cookie.path ?? '/',
+        expires: expiry === undefined || expiry === Infinity ? null : expiry,
+        hostOnly: cookie.hostOnly === true,
+        secure: cookie.secure,
+        httpOnly: cookie.httpOnly,
+        ...(sameSite ? { sameSite } : {}),
+      });
+    }
+    return out;
   }
 
   /** Every cookie held and not expired, as the browser context takes them. */
@@ -94,4 +136,19 @@ function sameSiteOf(value: unknown): BrowserCookie['sameSite'] | undefined {
     default:
       return undefined;
   }
+}
+
+/** A session's cookie as tough-cookie holds it: its checks were made when a response set it. */
+function cookieOf(Cookie: typeof import('tough-cookie').Cookie, wire: WireCookie): Cookie {
+  return new Cookie({
+    key: wire.name,
+    value: wire.value,
+    domain: wire.domain,
+    path: wire.path,
+    expires: wire.expires === null ? 'Infinity' : new Date(wire.expires),
+    hostOnly: wire.hostOnly,
+    secure: wire.secure,
+    httpOnly: wire.httpOnly,
+    ...(wire.sameSite ? { sameSite: wire.sameSite } : {}),
+  });
 }

@@ -92,6 +92,8 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
     ...(task.lastErrorCode === 'CONNECTION_RESET' ? { resendOnStaleSocket: false } : {}),
     // A recrawl: the last capture's validators (docs/recrawl.md).
     ...(conditional ? { headers: conditional } : {}),
+    // The host's session, when the run keeps one.
+    ...(task.cookies ? { cookies: task.cookies } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   };
   if (!task.render) return ctx.fetcher.fetch(task.url, hooks);
@@ -104,7 +106,12 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
   const document = await ctx.fetcher.fetch(task.url, hooks);
   if (!rendersAsPage(document)) return document;
   const rendered = await render(document.finalUrl, ctx.signal, document, clock() - fetchStarted);
-  return document.via ? { ...rendered, via: document.via } : rendered;
+  return {
+    ...rendered,
+    ...(document.via ? { via: document.via } : {}),
+    // The session learns what the document's responses set (the browser's own cookies stay there).
+    ...(document.cookies ? { cookies: document.cookies } : {}),
+  };
 }
 
 /** A fetched answer the browser should render: a page of HTML (an error page included), not empty. */
@@ -296,6 +303,8 @@ export async function processTask(task: WireTask, ctx: ProcessContext): Promise<
     fetchMs: record.durationMs,
     ...(entries && !failure ? { entries } : {}),
     ...(validators ? { validators } : {}),
+    // A session's cookies go back only when a response changed them.
+    ...(task.cookies && page?.cookies?.changed ? { cookies: await page.cookies.toWire() } : {}),
   };
   if (ctx.maxFrameBytes !== undefined)
     return fitOutcomeFrame(header, record, page?.body ?? null, ctx.maxFrameBytes);

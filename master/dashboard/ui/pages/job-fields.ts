@@ -151,6 +151,13 @@ export const FIELDS: FieldSpec[] = [
     hint: "Also queue each host's sitemaps.",
   },
   {
+    name: 'sessionCookies',
+    label: 'Session cookies',
+    kind: 'checkbox',
+    defaultValue: false,
+    hint: "A host's cookies are kept across its pages, as a browser would.",
+  },
+  {
     name: 'adaptiveDelay',
     label: 'Adaptive delay',
     kind: 'checkbox',
