@@ -1,4 +1,5 @@
 import type { RunRow, RunState } from '../../shared/ports/sql-store.js';
+import { deadlineOf } from '../runs/time-limits.js';
 import { toIso, toIsoOrNull } from './schemas/common.js';
 import type { RunView } from './schemas/run.js';
 
@@ -24,6 +25,7 @@ export function runView(row: RunRow, now: number, staleAfterMs: number): RunView
     createdAt: toIso(row.createdAt),
     startedAt: toIsoOrNull(row.startedAt),
     endedAt: toIsoOrNull(row.endedAt),
+    endsBy: row.endedAt === null ? toIsoOrNull(deadlineOf(row)) : null,
     error: row.error,
     scheduledBy:
       row.scheduledBy === null

@@ -93,18 +93,27 @@ describe('maxDurationMs: a crawl ends at its time limit, and loses nothing', () 
       state: string;
       startedAt: string | null;
       endedAt: string | null;
+      endsBy: string | null;
       error: string | null;
       counters: { done: number };
     }
     let last: RunBody | null = null;
+    const shownRunning: RunBody[] = [];
     await waitFor(
       async () => {
         last = (await api<RunBody>('GET', `/runs/${created.body.id}`)).body;
+        if (last.state === 'running') shownRunning.push(last);
         return last.state === 'cancelled';
       },
       { timeoutMs: 30_000, intervalMs: 200, message: `run cancelled (${JSON.stringify(last)})` },
     );
     const ended = last as unknown as RunBody;
+    // While it ran, the run said when its limit would end it; once ended, it says no more.
+    assert.ok(shownRunning.length > 0, 'the run was seen running');
+    for (const view of shownRunning) {
+      assert.equal(Date.parse(view.endsBy ?? '') - Date.parse(view.startedAt ?? ''), 2_000);
+    }
+    assert.equal(ended.endsBy, null);
     assert.match(ended.error ?? '', /^time limit: maxDurationMs 2000 reached \(\d+ s since it started\)$/);
     const ranMs = Date.parse(ended.endedAt ?? '') - Date.parse(ended.startedAt ?? '');
     assert.ok(ranMs >= 2_000 && ranMs < 8_000, `ended ${ranMs} ms after it started`);

@@ -82,6 +82,34 @@ describe('a run as the master shows it', () => {
     assert.ok(runSchema.safeParse(byApi).success);
   });
 
+  test('a run with a time limit shows when it ends: from its start, until it has ended', () => {
+    const row: RunRow = {
+      id: 'r1',
+      jobId: 'j1',
+      state: 'queued',
+      settings: { seeds: ['https://a.test/'], maxDurationMs: 60_000 },
+      counters: { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 },
+      createdAt: NOW,
+      startedAt: null,
+      endedAt: null,
+      schedulerId: null,
+      heartbeatAt: null,
+      error: null,
+      scheduledBy: null,
+    };
+    assert.equal(runView(row, NOW, STALE).endsBy, null, 'not started');
+    const running = runView({ ...row, state: 'paused', startedAt: Date.UTC(2026, 0, 1, 12) }, NOW, STALE);
+    assert.equal(running.endsBy, '2026-01-01T12:01:00.000Z');
+    assert.ok(runSchema.safeParse(running).success);
+    const ended = { ...row, state: 'cancelled' as const, startedAt: 0, endedAt: 60_000 };
+    assert.equal(runView(ended, NOW, STALE).endsBy, null, 'ended');
+    assert.equal(
+      runView({ ...row, startedAt: 0, settings: { seeds: [] } }, NOW, STALE).endsBy,
+      null,
+      'no limit',
+    );
+  });
+
   test('the command rules: resume needs paused, and goes back to where the run was', () => {
     assert.deepEqual(RUN_ACTIONS.resume.from, ['paused']);
     assert.ok(!RUN_ACTIONS.pause.from.includes('cancelled'));

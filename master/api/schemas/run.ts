@@ -35,6 +35,11 @@ export const runSchema = z.object({
   createdAt: isoTime,
   startedAt: isoTime.nullable(),
   endedAt: isoTime.nullable(),
+  endsBy: isoTime
+    .nullable()
+    .describe(
+      'When its `maxDurationMs` is up and the master cancels it (`startedAt` plus the limit); null without a limit, before it starts, and once it ended.',
+    ),
   error: z.string().nullable().describe('Why it failed or was cancelled.'),
   scheduledBy: z
     .object({

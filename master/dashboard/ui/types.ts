@@ -21,6 +21,8 @@ export interface LiveRun {
   createdAt: string;
   startedAt: string | null;
   endedAt: string | null;
+  /** When the run's time limit ends it; null without one (see the API's run schema). */
+  endsBy: string | null;
   error: string | null;
   scheduledBy: { scheduleId: string; fireAt: string } | null;
 }

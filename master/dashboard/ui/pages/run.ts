@@ -71,6 +71,7 @@ export function runPage({ live }: PageContext, runId: string): Page {
         ['Scheduler', r.schedulerId ?? '–'],
         ['Heartbeat', ago(r.heartbeatAt)],
       ];
+      if (r.endsBy !== null) rows.push(['Time limit', `cancelled at ${dateTime(r.endsBy)} if not done`]);
       if (r.waiting !== null) rows.push(['Waiting', r.waiting]);
       if (r.error !== null) rows.push(['Error', r.error]);
       if (r.scheduledBy !== null) rows.push(['Scheduled', `fire time ${dateTime(r.scheduledBy.fireAt)}`]);
