@@ -5,11 +5,22 @@ export interface CookieSessionLimits {
   maxDomains: number;
   /** Cookies of one domain; its oldest goes first (RFC 6265 asks a client for at least 50). */
   maxPerDomain: number;
+  /**
+   * Characters of names, values, domains and paths held in all: sites of a hostile crawl could
+   * each set 50 cookies of 8 KB. Over it, the domains used longest ago go.
+   */
+  maxChars: number;
 }
 
-export const COOKIE_SESSION_LIMITS: CookieSessionLimits = { maxDomains: 5_000, maxPerDomain: 50 };
+export const COOKIE_SESSION_LIMITS: CookieSessionLimits = {
+  maxDomains: 5_000,
+  maxPerDomain: 50,
+  maxChars: 4 * 1024 * 1024,
+};
 
 const keyOf = (cookie: WireCookie): string => `${cookie.path}\t${cookie.name}`;
+const charsOf = (cookie: WireCookie): number =>
+  cookie.name.length + cookie.value.length + cookie.domain.length + cookie.path.length;
 
 /**
  * A run's session (`sessionCookies`): the cookies its hosts set, by the domain they belong to, so a
@@ -22,6 +33,7 @@ const keyOf = (cookie: WireCookie): string => `${cookie.path}\t${cookie.name}`;
 export class CookieSession {
   /** Insertion order is recency of use: the first domain is the one to drop. */
   private readonly byDomain = new Map<string, Map<string, WireCookie>>();
+  private chars = 0;
 
   constructor(
     private readonly clock: () => number = Date.now,
@@ -34,13 +46,13 @@ export class CookieSession {
    * the crawler's jar, which applies them at each request of the fetch, redirects included.
    */
   forUrl(url: string): WireCookie[] {
+    if (this.byDomain.size === 0) return [];
     let host: string;
     try {
       host = new URL(url).hostname.toLowerCase();
     } catch {
       return [];
     }
-    if (this.byDomain.size === 0) return [];
     const now = this.clock();
     const out: WireCookie[] = [];
     for (let domain = host; ;) {
@@ -48,7 +60,7 @@ export class CookieSession {
       if (cookies) {
         this.touch(domain, cookies);
         for (const [key, cookie] of cookies) {
-          if (cookie.expires !== null && cookie.expires <= now) cookies.delete(key);
+          if (cookie.expires !== null && cookie.expires <= now) this.remove(domain, cookies, key);
           else if (!cookie.hostOnly || domain === host) out.push(cookie);
           if (out.length >= MAX_WIRE_COOKIES) return out;
         }
@@ -64,27 +76,26 @@ export class CookieSession {
     const now = this.clock();
     for (const cookie of cookies) {
       const domain = cookie.domain.toLowerCase();
-      const expired = cookie.expires !== null && cookie.expires <= now;
+      const key = keyOf(cookie);
       let kept = this.byDomain.get(domain);
-      if (expired) {
-        kept?.delete(keyOf(cookie));
-        if (kept?.size === 0) this.byDomain.delete(domain);
-        continue;
-      }
-      if (!kept) {
+      this.remove(domain, kept, key);
+      if (cookie.expires !== null && cookie.expires <= now) continue;
+      if (!kept || kept.size === 0) {
         kept = new Map();
         this.byDomain.set(domain, kept);
-        if (this.byDomain.size > this.limits.maxDomains) {
-          const oldest = this.byDomain.keys().next().value;
-          if (oldest !== undefined) this.byDomain.delete(oldest);
-        }
       } else this.touch(domain, kept);
-      const key = keyOf(cookie);
-      kept.delete(key);
-      kept.set(key, cookie.domain === domain ? cookie : { ...cookie, domain });
-      if (kept.size > this.limits.maxPerDomain) {
-        const oldest = kept.keys().next().value;
-        if (oldest !== undefined) kept.delete(oldest);
+      const stored = cookie.domain === domain ? cookie : { ...cookie, domain };
+      kept.set(key, stored);
+      this.chars += charsOf(stored);
+      if (kept.size > this.limits.maxPerDomain) this.remove(domain, kept, kept.keys().next().value);
+      // The domains used longest ago go first; the one just set is the last to.
+      while (
+        (this.byDomain.size > this.limits.maxDomains || this.chars > this.limits.maxChars) &&
+        this.byDomain.size > 0
+      ) {
+        const [oldest, its] = this.byDomain.entries().next().value as [string, Map<string, WireCookie>];
+        for (const held of [...its.keys()]) this.remove(oldest, its, held);
+        this.byDomain.delete(oldest);
       }
     }
   }
@@ -92,6 +103,21 @@ export class CookieSession {
   /** Domains with cookies (for tests and the run's view). */
   get domains(): number {
     return this.byDomain.size;
+  }
+
+  /** Characters held (see CookieSessionLimits.maxChars). */
+  get size(): number {
+    return this.chars;
+  }
+
+  /** Deletes one cookie (if held), and its domain once it holds none. */
+  private remove(domain: string, kept: Map<string, WireCookie> | undefined, key: string | undefined): void {
+    if (kept === undefined || key === undefined) return;
+    const held = kept.get(key);
+    if (held === undefined) return;
+    kept.delete(key);
+    this.chars -= charsOf(held);
+    if (kept.size === 0) this.byDomain.delete(domain);
   }
 
   private touch(domain: string, cookies: Map<string, WireCookie>): void {

@@ -64,7 +64,7 @@ test('a cookie set again replaces the first (by domain, path and name); an expir
 });
 
 test('bounded: the oldest cookie of a full domain goes, and the domain used longest ago', () => {
-  const session = new CookieSession(() => 0, { maxDomains: 2, maxPerDomain: 3 });
+  const session = new CookieSession(() => 0, { maxDomains: 2, maxPerDomain: 3, maxChars: 1_000_000 });
   session.merge(['a', 'b', 'c', 'd'].map((n) => cookie(n, 'a.test')));
   assert.deepEqual(names(session.forUrl('https://a.test/')), ['b', 'c', 'd']);
   session.merge([cookie('x', 'b.test')]);
@@ -75,4 +75,19 @@ test('bounded: the oldest cookie of a full domain goes, and the domain used long
   assert.deepEqual(names(session.forUrl('https://b.test/')), []);
   assert.deepEqual(names(session.forUrl('https://a.test/')), ['b', 'c', 'd']);
   assert.deepEqual(names(session.forUrl('https://c.test/')), ['y']);
+});
+
+test('bounded in characters: large cookies push out the domains used longest ago, and the count follows', () => {
+  const session = new CookieSession(() => 0, { maxDomains: 100, maxPerDomain: 50, maxChars: 10_000 });
+  const big = (name: string, domain: string) => cookie(name, domain, { value: 'v'.repeat(4_000) });
+  session.merge([big('a', 'one.test'), big('b', 'two.test')]);
+  assert.equal(session.domains, 2);
+  session.merge([big('c', 'three.test')]);
+  assert.equal(session.domains, 2, 'one.test went');
+  assert.deepEqual(session.forUrl('https://one.test/'), []);
+  assert.ok(session.size <= 10_000, `${session.size} characters`);
+  // Replacing and deleting keep the count true.
+  session.merge([cookie('c', 'three.test')]);
+  session.merge([cookie('b', 'two.test', { expires: 0 })]);
+  assert.equal(session.size, 'c'.length + 'c-value'.length + 'three.test'.length + 1);
 });

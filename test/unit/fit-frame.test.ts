@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FetchedPage, Fetcher } from '../../client/crawler/fetch/fetcher.js';
 import { processTask } from '../../client/crawler/page/process-task.js';
+import { TaskCookies } from '../../client/crawler/fetch/task-cookies.js';
 import {
   base64Length,
   FRAME_METADATA_BUDGET_BYTES,
@@ -71,5 +72,31 @@ describe('outcome frames fit the scheduler’s limit', () => {
     assert.equal(record.error?.code, 'RECORD_TOO_LARGE');
     assert.equal(record.body, null);
     assert.equal(record.bodyBytes, 30_000, 'the record still says how large the body was');
+  });
+
+  test("a session's cookies are left out before the page is", async () => {
+    const cookies = new TaskCookies([]);
+    for (let i = 0; i < 10; i += 1) await cookies.setCookie(`c${i}=${'v'.repeat(3_000)}`, URL_);
+    const page: FetchedPage = {
+      status: 200,
+      finalUrl: URL_,
+      redirects: [],
+      headers: { 'content-type': 'text/plain' },
+      contentType: 'text/plain',
+      body: Buffer.from('x'.repeat(5_000)),
+      cookies,
+    };
+    const fetcher = { fetch: () => Promise.resolve(page) } as unknown as Fetcher;
+    const task = { taskId: 't1', url: URL_, depth: 0, attempt: 1, parentUrl: null, cookies: [] };
+    const roomy = decodeOutcomeFrame(
+      await processTask(task, { fetcher, crawlerId: 'test', maxFrameBytes: 200_000 }),
+    );
+    assert.equal(roomy.header.cookies?.length, 10, 'with room, the jar goes back');
+    const tight = await processTask(task, { fetcher, crawlerId: 'test', maxFrameBytes: 20_000 });
+    assert.ok(tight.length <= 20_000, `${tight.length} bytes`);
+    const { header, record } = decodeOutcomeFrame(tight);
+    assert.equal(header.outcome, 'ok');
+    assert.equal(header.cookies, undefined);
+    assert.equal(JSON.parse(record.toString('utf8')).body, 'x'.repeat(5_000));
   });
 });

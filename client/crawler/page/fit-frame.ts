@@ -14,7 +14,8 @@ export const RECORD_TOO_LARGE = 'RECORD_TOO_LARGE' satisfies PageErrorCode;
  * 1. a text body whose JSON form is too large (JSON writes a control character as six bytes, a
  *    legacy single-byte character as up to three) goes as base64 of its exact bytes, which the
  *    limit always has room for (`bodyEncoding: base64`, `charset: null`, as for binary bodies);
- * 2. an outcome that still does not fit (links or entries past the limit's budget) becomes a final
+ * 2. a session's cookies (`cookies`, a run with `sessionCookies`) are left out;
+ * 3. an outcome that still does not fit (links or entries past the limit's budget) becomes a final
  *    RECORD_TOO_LARGE failure, without body or links.
  */
 export function fitOutcomeFrame(
@@ -25,6 +26,11 @@ export function fitOutcomeFrame(
 ): Buffer {
   const frame = encodeOutcomeFrame(header, JSON.stringify(record));
   if (frame.length <= limitBytes) return frame;
+  if (header.cookies) {
+    // A session's cookies go first: the page matters more (the session keeps what it had).
+    const { cookies: _cookies, ...withoutCookies } = header;
+    return fitOutcomeFrame(withoutCookies, record, rawBody, limitBytes);
+  }
   if (record.bodyEncoding === 'utf8' && rawBody !== null) {
     const asBase64: PageRecord = {
       ...record,
