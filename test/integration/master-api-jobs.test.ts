@@ -33,6 +33,42 @@ describe('master API: jobs', () => {
     assert.deepEqual(read.json, created.json);
   });
 
+  test('proxy credentials are shown to who may change the job, not to a read token (jobs and runs)', async () => {
+    const proxies = ['http://alice:s3cret@127.0.0.1:3128', 'socks5://127.0.0.1:1080'];
+    const created = await master.call('POST', '/api/v1/jobs', {
+      body: jobBody({ name: 'behind a proxy', proxies }),
+    });
+    assert.equal(created.status, 201, created.text);
+    // Saved as normalised (a path of / on the HTTP proxy), credentials and all.
+    const saved = ['http://alice:s3cret@127.0.0.1:3128/', 'socks5://127.0.0.1:1080'];
+    assert.deepEqual(created.json.settings.proxies, saved);
+    const run = await master.call('POST', `/api/v1/jobs/${created.json.id}/runs`);
+    assert.equal(run.status, 201, run.text);
+    const reader = await master.call('POST', '/api/v1/tokens', {
+      body: { name: 'reader', scopes: ['read'] },
+    });
+    assert.equal(reader.status, 201, reader.text);
+    const asReader = (path: string) => master.call('GET', `/api/v1${path}`, { token: reader.json.secret });
+    const redacted = ['http://127.0.0.1:3128', 'socks5://127.0.0.1:1080'];
+    const seen = [
+      (await asReader(`/jobs/${created.json.id}`)).json.settings,
+      (await asReader('/jobs?limit=500')).json.items.find((j: { id: string }) => j.id === created.json.id)
+        .settings,
+      (await asReader(`/runs/${run.json.id}`)).json.settings,
+      (await asReader(`/jobs/${created.json.id}/runs`)).json.items[0].settings,
+      (await asReader('/runs?limit=500')).json.items.find((r: { id: string }) => r.id === run.json.id)
+        .settings,
+    ];
+    for (const settings of seen) assert.deepEqual(settings.proxies, redacted);
+    assert.ok(!JSON.stringify(seen).includes('s3cret'));
+    // The admin (operate) reads them whole, so an edit can send them back.
+    assert.deepEqual(
+      (await master.call('GET', `/api/v1/jobs/${created.json.id}`)).json.settings.proxies,
+      saved,
+    );
+    assert.deepEqual((await master.call('GET', `/api/v1/runs/${run.json.id}`)).json.settings.proxies, saved);
+  });
+
   test('a bad body is 400 INVALID_REQUEST with every problem by field', async () => {
     const answer = await master.call('POST', '/api/v1/jobs', {
       body: {

@@ -43,7 +43,7 @@ export function jobRoutes(deps: MasterAppDeps): RouteSpec[] {
       body: jobCreateSchema,
       responses: { 201: { description: 'The job, defaults filled in.', schema: jobSchema } },
       errors: { 409: 'JOB_NAME_TAKEN' },
-      async handle({ body }) {
+      async handle({ body, caller }) {
         const { name, ...settings } = body;
         const now = deps.clock.now();
         try {
@@ -54,7 +54,7 @@ export function jobRoutes(deps: MasterAppDeps): RouteSpec[] {
             createdAt: now,
             updatedAt: now,
           });
-          return { status: 201, body: jobView(row) };
+          return { status: 201, body: jobView(row, caller) };
         } catch (err) {
           if (isConflict(err)) throw nameTaken(name);
           throw err;
@@ -70,9 +70,12 @@ export function jobRoutes(deps: MasterAppDeps): RouteSpec[] {
       scope: 'read',
       query: pageQuery,
       responses: { 200: { description: 'A page of jobs.', schema: pageOf(jobSchema) } },
-      async handle({ query }) {
+      async handle({ query, caller }) {
         const page = await store.jobs.list({ limit: query.limit, after: query.after ?? null });
-        return { status: 200, body: { items: page.items.map(jobView), next: page.next } };
+        return {
+          status: 200,
+          body: { items: page.items.map((row) => jobView(row, caller)), next: page.next },
+        };
       },
     }),
     route({
@@ -85,8 +88,8 @@ export function jobRoutes(deps: MasterAppDeps): RouteSpec[] {
       params: idParams,
       lookup: true,
       responses: { 200: { description: 'The job.', schema: jobSchema } },
-      async handle({ params }) {
-        return { status: 200, body: jobView(await requireJob(deps, params.id)) };
+      async handle({ params, caller }) {
+        return { status: 200, body: jobView(await requireJob(deps, params.id), caller) };
       },
     }),
     route({
@@ -101,7 +104,7 @@ export function jobRoutes(deps: MasterAppDeps): RouteSpec[] {
       lookup: true,
       responses: { 200: { description: 'The job as it is now.', schema: jobSchema } },
       errors: { 409: 'JOB_NAME_TAKEN' },
-      async handle({ params, body }) {
+      async handle({ params, body, caller }) {
         const job = await requireJob(deps, params.id);
         const { name, ...patch } = body;
         // The whole is validated again: a job saved by an older version gets the new defaults, and
@@ -118,7 +121,7 @@ export function jobRoutes(deps: MasterAppDeps): RouteSpec[] {
             updatedAt: deps.clock.now(),
           });
           if (row === null) throw jobNotFound(params.id);
-          return { status: 200, body: jobView(row) };
+          return { status: 200, body: jobView(row, caller) };
         } catch (err) {
           if (isConflict(err) && name !== undefined) throw nameTaken(name);
           throw err;

@@ -1,10 +1,16 @@
 import { AppError } from '../../../shared/errors.js';
 import { RUN_HOSTS_DEFAULT_LIMIT } from '../../../shared/protocol/run-hosts.js';
-import { FINAL_RUN_STATES, type RunRow, type RunState } from '../../../shared/ports/sql-store.js';
+import {
+  FINAL_RUN_STATES,
+  type RunRow,
+  type RunState,
+  type TokenRow,
+} from '../../../shared/ports/sql-store.js';
 import type { MasterAppDeps } from '../deps.js';
 import { RUN_ACTIONS, createRun, notifySchedulers, type RunAction } from '../run-actions.js';
 import { runView, shownState, storedStatesFor } from '../run-view.js';
 import { explainUnhostedRun } from '../unhosted-why.js';
+import { settingsShownTo } from '../settings-view.js';
 import { route, type RouteSpec } from '../route-spec.js';
 import { idParams, pageOf, pageQuery, toIso, toIsoOrNull } from '../schemas/common.js';
 import {
@@ -28,7 +34,10 @@ function runNotFound(id: string): AppError {
 /** Runs: executions of a job, and the commands that steer them. */
 export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
   const { store } = deps;
-  const view = (row: RunRow) => runView(row, deps.clock.now(), deps.options.staleAfterMs);
+  const view = (row: RunRow, caller: TokenRow | null) => ({
+    ...runView(row, deps.clock.now(), deps.options.staleAfterMs),
+    settings: settingsShownTo(caller, row.settings),
+  });
   const requireRun = async (id: string): Promise<RunRow> => {
     const run = await store.runs.get(id);
     if (run === null) throw runNotFound(id);
@@ -38,6 +47,7 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
     notifySchedulers(deps, command);
   const listRuns = async (
     query: { limit?: number; after?: string; state?: RunState | RunState[] },
+    caller: TokenRow | null,
     jobId?: string,
   ) => {
     const shown = query.state === undefined ? undefined : [query.state].flat();
@@ -52,7 +62,7 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
       .filter(
         (row) => shown === undefined || shown.includes(shownState(row, now, deps.options.staleAfterMs).state),
       )
-      .map(view);
+      .map((row) => view(row, caller));
     return { items, next: page.next };
   };
 
@@ -88,7 +98,7 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
           );
         }
         await notify({ type: name, runId: run.id });
-        return { status: 200, body: view(changed) };
+        return { status: 200, body: view(changed, caller) };
       },
     });
 
@@ -103,10 +113,10 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
       params: idParams,
       lookup: true,
       responses: { 201: { description: 'The new run.', schema: runSchema } },
-      async handle({ params }) {
+      async handle({ params, caller }) {
         const job = await requireJob(deps, params.id);
         const row = await createRun(deps, job);
-        return { status: 201, body: view(row) };
+        return { status: 201, body: view(row, caller) };
       },
     }),
     route({
@@ -120,9 +130,9 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
       query: pageQuery.extend(runListQuery.shape),
       lookup: true,
       responses: { 200: { description: 'A page of runs.', schema: pageOf(runSchema) } },
-      async handle({ params, query }) {
+      async handle({ params, query, caller }) {
         const job = await requireJob(deps, params.id);
-        return { status: 200, body: await listRuns(query, job.id) };
+        return { status: 200, body: await listRuns(query, caller, job.id) };
       },
     }),
     route({
@@ -134,8 +144,8 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
       scope: 'read',
       query: pageQuery.extend(runListQuery.shape),
       responses: { 200: { description: 'A page of runs.', schema: pageOf(runSchema) } },
-      async handle({ query }) {
-        return { status: 200, body: await listRuns(query) };
+      async handle({ query, caller }) {
+        return { status: 200, body: await listRuns(query, caller) };
       },
     }),
     route({
@@ -148,8 +158,8 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
       params: idParams,
       lookup: true,
       responses: { 200: { description: 'The run.', schema: runSchema } },
-      async handle({ params }) {
-        return { status: 200, body: view(await requireRun(params.id)) };
+      async handle({ params, caller }) {
+        return { status: 200, body: view(await requireRun(params.id), caller) };
       },
     }),
     action('pause', 'Pause a run: its dispatch stops, its queued work stays'),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CrawlSettingsPatchSchema, CrawlSettingsSchema } from '../../../shared/crawl-settings/index.js';
-import type { JobRow } from '../../../shared/ports/sql-store.js';
+import type { JobRow, TokenRow } from '../../../shared/ports/sql-store.js';
+import { settingsShownTo } from '../settings-view.js';
 import { isoTime, toIso } from './common.js';
 
 const jobName = z
@@ -29,11 +30,12 @@ export const jobSchema = z.object({
 });
 export type JobView = z.input<typeof jobSchema>;
 
-export function jobView(row: JobRow): JobView {
+/** A job as answered; its settings as `caller` may see them (settingsShownTo). */
+export function jobView(row: JobRow, caller: TokenRow | null): JobView {
   return {
     id: row.id,
     name: row.name,
-    settings: row.settings as JobView['settings'],
+    settings: settingsShownTo(caller, row.settings) as JobView['settings'],
     createdAt: toIso(row.createdAt),
     updatedAt: toIso(row.updatedAt),
   };
