@@ -64,6 +64,29 @@ describe('ackcrawl jobs (the CLI of the master API)', () => {
     assert.match(again.stderr, /409 RUN_STATE_CONFLICT: run \S+ is cancelled/);
   });
 
+  test('show: a started run with a time limit says when the limit ends it', async () => {
+    const job = JSON.parse(
+      (
+        await cli([
+          'create',
+          'timed-job',
+          'https://t.example.test/',
+          '--set',
+          'maxDurationMs=60000',
+          '--json',
+        ])
+      ).stdout,
+    );
+    assert.equal(job.settings.maxDurationMs, 60_000);
+    const run = JSON.parse((await cli(['run', job.id, '--json'])).stdout);
+    assert.doesNotMatch((await cli(['show', run.id])).stdout, /time limit/, 'not started: not timed');
+    const startedAt = Date.UTC(2026, 0, 1, 12);
+    await master.store.runs.transition(run.id, ['queued'], 'running', { startedAt });
+    const shown = await cli(['show', run.id]);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /^time limit: cancelled at 2026-01-01 12:01:00Z if not done$/m);
+  });
+
   test('why: where a URL is in a run, answered by the master (here from SQL: the run is queued)', async () => {
     const job = JSON.parse((await cli(['create', 'why-job', 'https://w.example.test/', '--json'])).stdout);
     const run = JSON.parse((await cli(['run', job.id, '--json'])).stdout);

@@ -27,6 +27,8 @@ export interface RunAnswer {
   createdAt: string;
   startedAt: string | null;
   endedAt: string | null;
+  /** When its time limit ends it (absent from masters before time limits). */
+  endsBy?: string | null;
   error: string | null;
 }
 
@@ -79,6 +81,7 @@ export function runDetails(run: RunAnswer): string {
     `done ${c.done}${c.notModified ? ` (${c.notModified} not modified)` : ''}, failed ${c.failed}, queued ${c.queued}, in flight ${c.inFlight}, ${c.pagesPerSecond.toFixed(1)} pages/s`,
     `scheduler: ${run.schedulerId ?? '-'}`,
     `created ${when(run.createdAt)}, started ${when(run.startedAt)}, ended ${when(run.endedAt)}`,
+    ...(run.endsBy ? [`time limit: cancelled at ${when(run.endsBy)} if not done`] : []),
     ...(run.error ? [`error: ${run.error}`] : []),
   ].join('\n');
 }
