@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { WireCookie } from '../../shared/protocol/wire-cookie.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -117,14 +118,26 @@ describe('the renderer, driving Debian Chromium', () => {
   /** A render task's outcome through processTask, the crawler's path: fetched, then rendered. */
   const renderTask = async (
     url: string,
-    extra: { parentUrl?: string; awaitHop?: (url: string) => Promise<'granted' | 'denied'> } = {},
+    extra: {
+      parentUrl?: string;
+      awaitHop?: (url: string) => Promise<'granted' | 'denied'>;
+      cookies?: WireCookie[];
+    } = {},
   ): Promise<{
     header: ReturnType<typeof decodeOutcomeFrame>['header'];
     record: Record<string, unknown>;
   }> => {
     const fetcher = new Fetcher(settings(), createAgents({ allowPrivate: true }));
     const frame = await processTask(
-      { taskId: 'r', url, depth: 1, attempt: 1, parentUrl: extra.parentUrl ?? null, render: true },
+      {
+        taskId: 'r',
+        url,
+        depth: 1,
+        attempt: 1,
+        parentUrl: extra.parentUrl ?? null,
+        render: true,
+        ...(extra.cookies ? { cookies: extra.cookies } : {}),
+      },
       {
         fetcher,
         crawlerId: 'test',
@@ -266,6 +279,46 @@ describe('the renderer, driving Debian Chromium', () => {
       assert.deepEqual(header.links, [`${origin}/user/s3cret`], String(record.body));
       assert.deepEqual(seen, ['sid=s3cret; seen=1']);
       assert.equal((record.headers as Record<string, string>)['set-cookie'], undefined, 'never recorded');
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  test("a run's session learns what the rendered page set, its scripts' cookies included, and only then", async () => {
+    const server = createServer((req, res) => {
+      if (req.url === '/scripted') {
+        res
+          .writeHead(200, { 'content-type': 'text/html', 'set-cookie': 'srv=1; Path=/' })
+          .end('<title>s</title><script>document.cookie = "js=1; path=/";</script>');
+      } else if (req.url === '/quiet') {
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<title>q</title><p>nothing set');
+      } else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const session: WireCookie[] = [
+      {
+        name: 'old',
+        value: 'x',
+        domain: '127.0.0.1',
+        path: '/',
+        // Not a whole second: the browser keeps seconds, and must not make it look changed.
+        expires: Date.now() + 3_600_123,
+        hostOnly: true,
+        secure: false,
+        httpOnly: false,
+      },
+    ];
+    try {
+      const scripted = await renderTask(`${origin}/scripted`, { cookies: session });
+      assert.equal(scripted.header.outcome, 'ok', JSON.stringify(scripted.record.error));
+      const back = new Map((scripted.header.cookies ?? []).map((c) => [c.name, c.value]));
+      assert.deepEqual(Object.fromEntries(back), { old: 'x', srv: '1', js: '1' });
+      const quiet = await renderTask(`${origin}/quiet`, { cookies: session });
+      assert.equal(quiet.header.outcome, 'ok');
+      assert.equal(quiet.header.cookies, undefined, 'nothing set: nothing goes back');
+      const without = await renderTask(`${origin}/scripted`);
+      assert.equal(without.header.cookies, undefined, 'no session: the browser keeps its cookies');
     } finally {
       await closeServer(server);
     }

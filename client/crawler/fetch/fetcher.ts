@@ -45,7 +45,8 @@ function pageOf(meta: Omit<FetchedPage, 'body'>, body: Buffer, cookies: TaskCook
     headers: meta.headers,
     contentType: meta.contentType,
     body,
-    cookies: cookies.empty && !cookies.changed ? undefined : cookies,
+    // A session's jar always goes on (a rendering browser may add to it); otherwise only a live one.
+    cookies: cookies.empty && !cookies.changed && !cookies.session ? undefined : cookies,
   };
 }
 

@@ -43,9 +43,12 @@ export class TaskCookies {
   private jar: Promise<CookieJar> | null = null;
   private kept = false;
   private set = false;
+  /** The task belongs to a run that keeps a session: its jar goes back to the scheduler. */
+  readonly session: boolean;
 
-  constructor(initial: readonly WireCookie[] = []) {
-    if (initial.length === 0) return;
+  constructor(initial?: readonly WireCookie[]) {
+    this.session = initial !== undefined;
+    if (initial === undefined || initial.length === 0) return;
     this.jar = newJar().then(async (jar) => {
       const { Cookie } = await loadToughCookie();
       for (const wire of initial) await jar.store.putCookie(cookieOf(Cookie, wire));
@@ -76,6 +79,34 @@ export class TaskCookies {
   /** A response of the fetch set a cookie the jar took (a deletion included; a refused one is not). */
   get changed(): boolean {
     return this.set;
+  }
+
+  /**
+   * What the browser that rendered the page holds at its end (what the page's scripts and
+   * subresources set, and what it was given): a cookie the jar lacks, or holds with another value or
+   * expiry, is put in it, and counts as set. The browser applied its own rules when it took them.
+   */
+  async absorb(cookies: readonly BrowserCookie[]): Promise<void> {
+    if (cookies.length === 0) return;
+    this.jar ??= newJar();
+    const jar = await this.jar;
+    const { Cookie } = await loadToughCookie();
+    for (const browser of cookies) {
+      const wire = wireOfBrowser(browser);
+      const held = await jar.store.findCookie(wire.domain, wire.path, wire.name);
+      const heldExpiry = held?.expiryTime();
+      const heldExpires = heldExpiry === undefined || heldExpiry === Infinity ? null : heldExpiry;
+      // The browser keeps expiry in whole seconds: what it was given comes back a little earlier.
+      const sameExpiry =
+        heldExpires === wire.expires ||
+        (heldExpires !== null &&
+          wire.expires !== null &&
+          Math.floor(heldExpires / 1000) === Math.floor(wire.expires / 1000));
+      if (held && held.value === wire.value && sameExpiry) continue;
+      await jar.store.putCookie(cookieOf(Cookie, wire));
+      this.set = true;
+      if (wire.expires === null || wire.expires > Date.now()) this.kept = true;
+    }
   }
 
   /** Every cookie the jar holds, expired ones included (they delete the session's copy). */
@@ -151,4 +182,21 @@ function cookieOf(Cookie: typeof import('tough-cookie').Cookie, wire: WireCookie
     httpOnly: wire.httpOnly,
     ...(wire.sameSite ? { sameSite: wire.sameSite } : {}),
   });
+}
+
+/** A browser's cookie (Playwright's form) as the session keeps it. */
+function wireOfBrowser(cookie: BrowserCookie): WireCookie {
+  const hostOnly = !cookie.domain.startsWith('.');
+  const sameSite = cookie.sameSite?.toLowerCase() as WireCookie['sameSite'];
+  return {
+    name: cookie.name,
+    value: cookie.value,
+    domain: (hostOnly ? cookie.domain : cookie.domain.slice(1)).toLowerCase(),
+    path: cookie.path || '/',
+    expires: cookie.expires < 0 ? null : Math.round(cookie.expires * 1000),
+    hostOnly,
+    secure: cookie.secure,
+    httpOnly: cookie.httpOnly,
+    ...(sameSite ? { sameSite } : {}),
+  };
 }

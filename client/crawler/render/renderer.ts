@@ -234,6 +234,7 @@ export class Renderer {
     await this.settle(page, deadline);
     const body = Buffer.from(await page.content(), 'utf8');
     checkSize(body, settings, document.status, true);
+    await keepBrowserCookies(context, document);
     return {
       status: document.status,
       finalUrl: document.finalUrl,
@@ -276,6 +277,20 @@ async function giveCookies(context: BrowserContext, document: FetchedPage): Prom
     await context.addCookies(cookies);
   } catch {
     for (const cookie of cookies) await context.addCookies([cookie]).catch(() => undefined);
+  }
+}
+
+/**
+ * A run that keeps a session learns what the browser holds at the end of the page (what its scripts
+ * set with `document.cookie`, what its own requests were set), as a browser carries them to the
+ * site's next page. Never a failure of the render: the cookies are left as they were.
+ */
+async function keepBrowserCookies(context: BrowserContext, document: FetchedPage): Promise<void> {
+  if (!document.cookies?.session) return;
+  try {
+    await document.cookies.absorb(await context.cookies());
+  } catch {
+    // The page is rendered; its session goes on without what the browser added.
   }
 }
 
