@@ -10,6 +10,23 @@ import type { RunRow } from '../../shared/ports/sql-store.js';
 const STALE = 15_000;
 const NOW = 1_000_000;
 
+/** A run just made through the API, with `fields` over it. */
+const queuedRow = (fields: Partial<RunRow> = {}): RunRow => ({
+  id: 'r1',
+  jobId: 'j1',
+  state: 'queued',
+  settings: {},
+  counters: { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 },
+  createdAt: NOW,
+  startedAt: null,
+  endedAt: null,
+  schedulerId: null,
+  heartbeatAt: null,
+  error: null,
+  scheduledBy: null,
+  ...fields,
+});
+
 describe('a run as the master shows it', () => {
   test('running only while its scheduler reports within the bound', () => {
     const run = { state: 'running' as const, schedulerId: 's1', heartbeatAt: NOW - STALE };
@@ -60,20 +77,7 @@ describe('a run as the master shows it', () => {
   });
 
   test('a run made by a schedule names the schedule and its fire time (ISO); one made through the API, null', () => {
-    const row: RunRow = {
-      id: 'r1',
-      jobId: 'j1',
-      state: 'queued',
-      settings: {},
-      counters: { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 },
-      createdAt: NOW,
-      startedAt: null,
-      endedAt: null,
-      schedulerId: null,
-      heartbeatAt: null,
-      error: null,
-      scheduledBy: { scheduleId: 's1', fireAt: Date.UTC(2026, 0, 1, 12) },
-    };
+    const row = queuedRow({ scheduledBy: { scheduleId: 's1', fireAt: Date.UTC(2026, 0, 1, 12) } });
     const shown = runView(row, NOW, STALE);
     assert.deepEqual(shown.scheduledBy, { scheduleId: 's1', fireAt: '2026-01-01T12:00:00.000Z' });
     assert.ok(runSchema.safeParse(shown).success, 'the view fits the documented schema');
@@ -83,20 +87,7 @@ describe('a run as the master shows it', () => {
   });
 
   test('a run with a time limit shows when it ends: from its start, until it has ended', () => {
-    const row: RunRow = {
-      id: 'r1',
-      jobId: 'j1',
-      state: 'queued',
-      settings: { seeds: ['https://a.test/'], maxDurationMs: 60_000 },
-      counters: { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 },
-      createdAt: NOW,
-      startedAt: null,
-      endedAt: null,
-      schedulerId: null,
-      heartbeatAt: null,
-      error: null,
-      scheduledBy: null,
-    };
+    const row = queuedRow({ settings: { seeds: ['https://a.test/'], maxDurationMs: 60_000 } });
     assert.equal(runView(row, NOW, STALE).endsBy, null, 'not started');
     const running = runView({ ...row, state: 'paused', startedAt: Date.UTC(2026, 0, 1, 12) }, NOW, STALE);
     assert.equal(running.endsBy, '2026-01-01T12:01:00.000Z');

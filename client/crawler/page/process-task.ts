@@ -109,7 +109,7 @@ async function obtain(task: WireTask, ctx: ProcessContext): Promise<FetchedPage 
   return {
     ...rendered,
     ...(document.via ? { via: document.via } : {}),
-    // The session learns what the document's responses set (the browser's own cookies stay there).
+    // The session learns what the document's responses and the browser set (keepBrowserCookies).
     ...(document.cookies ? { cookies: document.cookies } : {}),
   };
 }
