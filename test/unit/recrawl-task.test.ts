@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FetchedPage } from '../../client/crawler/fetch/fetcher.js';
+import { TaskCookies } from '../../client/crawler/fetch/task-cookies.js';
 import { processTask } from '../../client/crawler/page/process-task.js';
 import { conditionalHeaders, responseValidators } from '../../client/crawler/recrawl/validators.js';
 import type { WireTask } from '../../shared/protocol/messages.js';
@@ -77,6 +78,25 @@ describe('recrawl on the crawler', () => {
     assert.equal(record.previousCaptureId, 'capture-1');
     assert.equal(record.captureId, 'capture-2');
     assert.equal(record.runId, 'run-2');
+  });
+
+  test("a 304's cookies go back for a run that keeps a session, and only then", async () => {
+    const cookies = new TaskCookies([]);
+    await cookies.setCookie('sid=renewed; Path=/', 'https://example.test/page');
+    const answered = { ...page(304), cookies };
+    const validators = { etag: ETAG, captureId: 'capture-1' };
+    const session = decode(
+      await processTask(task({ validators, cookies: [] }), { fetcher: spyFetcher(answered), crawlerId: 'c' }),
+    );
+    assert.equal(session.header.outcome, 'not-modified');
+    assert.deepEqual(
+      session.header.cookies?.map((c) => `${c.name}=${c.value}`),
+      ['sid=renewed'],
+    );
+    const none = decode(
+      await processTask(task({ validators }), { fetcher: spyFetcher(answered), crawlerId: 'c' }),
+    );
+    assert.equal(none.header.cookies, undefined);
   });
 
   test("a not-modified record's keys come in one order, with no key for what does not apply", async () => {

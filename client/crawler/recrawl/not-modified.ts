@@ -20,9 +20,9 @@ export interface NotModifiedFetch {
  * The outcome of a conditional request answered 304 (page record `/4`): `not-modified`, no body,
  * no links (the scheduler follows those of the confirmed capture), `previousCaptureId` naming the
  * capture whose body still holds. The 304's own validators go with it, as a server may send new
- * ones (RFC 9110 §15.4.5).
+ * ones (RFC 9110 §15.4.5), and so do the cookies it set, for a run that keeps a session.
  */
-export function notModifiedFrame(f: NotModifiedFetch): Buffer {
+export async function notModifiedFrame(f: NotModifiedFetch): Promise<Buffer> {
   const { task, page } = f;
   const capture = captureOf(task);
   // One literal, no spread (see processTask); an undefined key is left out of the record's JSON.
@@ -67,6 +67,7 @@ export function notModifiedFrame(f: NotModifiedFetch): Buffer {
     status: page.status,
     fetchMs: f.durationMs,
     ...(validators ? { validators } : {}),
+    ...(task.cookies && page.cookies?.changed ? { cookies: await page.cookies.toWire() } : {}),
   };
   return encodeOutcomeFrame(header, JSON.stringify(record));
 }
