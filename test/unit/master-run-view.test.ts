@@ -6,26 +6,14 @@ import { runSchema } from '../../master/api/schemas/run.js';
 import { scopeAllows } from '../../master/api/auth/scopes.js';
 import { generateSecret, hashSecret, sameHash } from '../../master/api/auth/secrets.js';
 import type { RunRow } from '../../shared/ports/sql-store.js';
+import { run as runRow } from '../contract/sql-store/expect.js';
 
 const STALE = 15_000;
 const NOW = 1_000_000;
 
-/** A run just made through the API, with `fields` over it. */
-const queuedRow = (fields: Partial<RunRow> = {}): RunRow => ({
-  id: 'r1',
-  jobId: 'j1',
-  state: 'queued',
-  settings: {},
-  counters: { done: 0, failed: 0, queued: 0, inFlight: 0, pagesPerSecond: 0, notModified: 0 },
-  createdAt: NOW,
-  startedAt: null,
-  endedAt: null,
-  schedulerId: null,
-  heartbeatAt: null,
-  error: null,
-  scheduledBy: null,
-  ...fields,
-});
+/** A run just made through the API (the SQL store contract's row), with `fields` over it. */
+const queuedRow = (fields: Partial<RunRow> = {}): RunRow =>
+  runRow('j1', { createdAt: NOW, settings: {}, ...fields });
 
 describe('a run as the master shows it', () => {
   test('running only while its scheduler reports within the bound', () => {
