@@ -34,6 +34,10 @@ export function createLogger(options: LoggerOptions): Logger {
           'proxies',
           '*.proxies',
           '*.*.proxies',
+          // A crawl's request headers (the `headers` setting) may carry an API key or a login.
+          'headers',
+          '*.headers',
+          '*.*.headers',
         ],
         censor: '[redacted]',
       },

@@ -7,6 +7,7 @@ import {
   type CrawlSettingKey,
 } from '../../shared/crawl-settings/index.js';
 import { parseHostRules } from '../../shared/politeness/host-rules.js';
+import { parseRequestHeader } from '../../shared/protocol/request-headers.js';
 
 /**
  * The command-line flags of `ackcrawl crawl` that set a crawl's settings. Their help is the
@@ -16,7 +17,7 @@ import { parseHostRules } from '../../shared/politeness/host-rules.js';
  * - `value`: `--host-delay 0` is the setting's text;
  * - `switch`: `--allow-private` sets true (`--render`: always);
  * - `negate`: `--no-robots` sets false;
- * - `repeat`: each `--proxy` adds to a list (`--host-rule`: rules; `--user-agent`: the first is
+ * - `repeat`: each `--proxy` adds to a list (`--host-rule`: rules; `--header`: headers; `--user-agent`: the first is
  *   the identity, two or more rotate).
  */
 export interface SettingFlag {
@@ -75,6 +76,12 @@ export const SETTING_FLAGS: readonly SettingFlag[] = [
     flags: '--user-agent <ua>',
     kind: 'repeat',
     help: 'User-Agent header; repeat to rotate through several, one per request (the first is the crawl\u2019s identity for robots.txt)',
+  },
+  {
+    key: 'headers',
+    flags: '--header <header>',
+    kind: 'repeat',
+    help: 'send this request header, "Name: value" to every host or "host Name: value" to one (example.com, *.example.com, optionally :port); repeatable',
   },
   {
     key: 'proxies',
@@ -185,6 +192,7 @@ export function settingsFromFlags(options: Record<string, unknown>): {
         case 'repeat': {
           const values = value as string[];
           if (flag.key === 'hostRules') input.hostRules = values.flatMap((text) => parseHostRules(text));
+          else if (flag.key === 'headers') input.headers = values.map(parseRequestHeader);
           else if (flag.key === 'userAgent') {
             input.userAgent = values[0];
             if (values.length > 1) input.userAgents = values;

@@ -48,9 +48,12 @@ function typeOf(key: CrawlSettingKey, field: JsonSchemaField): string {
       field.minItems === undefined ? null : `at least ${field.minItems}`,
       field.maxItems === undefined ? null : `at most ${field.maxItems.toLocaleString('en-US')}`,
     ].filter(Boolean);
-    const text = { list: 'spaces or commas', lines: 'one per line', hostRules: 'JSON or rule text' }[
-      textKindOf(key) as 'list'
-    ];
+    const text = {
+      list: 'spaces or commas',
+      lines: 'one per line',
+      hostRules: 'JSON or rule text',
+      headers: 'JSON or one per line',
+    }[textKindOf(key) as 'list'];
     return `list of ${item}${sizes.length > 0 ? ` (${sizes.join(', ')})` : ''}; as text: ${text}`;
   }
   return field.type ?? 'value';
@@ -109,8 +112,23 @@ Names are the same everywhere: camelCase in JSON, upper snake case with \`ACKCRA
 environment (\`hostDelayMs\` → \`ACKCRAWL_HOST_DELAY_MS\`). As text, a boolean is one of \`true\`,
 \`false\`, \`1\`, \`0\`, \`yes\`, \`no\`, \`on\`, \`off\`; a list is separated by spaces or commas,
 \`userAgents\`, \`includeUrls\` and \`excludeUrls\` have one per line (they hold spaces and
-commas), and \`hostRules\` is a JSON array or \`host concurrency=N delay=MS adaptive; …\` (see
-[politeness](politeness.md)).
+commas), \`hostRules\` is a JSON array or \`host concurrency=N delay=MS adaptive; …\` (see
+[politeness](politeness.md)), and \`headers\` is a JSON array or one \`[host ]Name: value\` per line.
+
+**Request headers.** \`headers\` adds the crawl's own headers to its requests: an API key, an
+\`Authorization\` for a site behind a login, an \`Accept-Language\`. A header without \`host\` goes on
+every request; one with a host pattern (\`example.com\`, \`*.example.com\`, optionally \`:port\`, as
+\`renderHosts\`) only on requests to the hosts it names, the most specific pattern of a name winning
+(\`--header "api.example.com Authorization: Bearer …"\`, repeatable). They go on every request of
+the run to those hosts: pages, robots.txt, sitemaps, and a rendered page's own requests. Each hop of
+a redirect gets its own host's headers, so a key for one site never follows a redirect to another;
+a redirect Chromium follows inside one of a rendered page's requests is the exception (it keeps what
+the first hop was given). The crawler refuses the headers it sets itself (\`Host\`, \`User-Agent\`:
+use \`userAgent\`, \`Cookie\`, \`Accept-Encoding\`, \`If-None-Match\`, …) with \`BAD_HEADER\` or a
+problem at \`headers\`, and what to use instead; a fixed \`Cookie\` header is not supported (cookies
+come from the hosts, \`sessionCookies\`). Values may be secrets: a \`read\` token sees each as
+\`(hidden)\`, logs never show them, and only crawlers that passed the token check are sent them
+(the protocol's \`welcome\` and \`settings\`, as proxies' credentials).
 
 **URL patterns.** \`includeUrls\` and \`excludeUrls\` decide, after \`scope\`, which discovered URLs
 are followed: page links, redirect targets and sitemap entries (seeds are taken as given). Each

@@ -18,6 +18,7 @@ export function fetchSettingsOf(settings: CrawlSettings): FetchSettings {
     maxLinksPerPage: settings.maxLinksPerPage,
     ...(settings.defaultCharset ? { defaultCharset: settings.defaultCharset } : {}),
     ...(settings.userAgents.length > 0 ? { userAgents: settings.userAgents } : {}),
+    ...(settings.headers.length > 0 ? { headers: settings.headers } : {}),
     ...(settings.proxies.length > 0 ? { proxies: settings.proxies } : {}),
     proxyMaxFailures: settings.proxyMaxFailures,
     proxyCooloffMs: settings.proxyCooloffMs,

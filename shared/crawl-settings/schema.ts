@@ -8,6 +8,7 @@ import {
 } from '../protocol/link-limits.js';
 import { proxyUrlSchema } from '../protocol/proxy-url.js';
 import { renderHostsSchema } from '../protocol/render-rules.js';
+import { requestHeadersSchema } from '../protocol/request-headers.js';
 import { hostRulesSchema } from '../politeness/host-rules.js';
 import { allowAddressSchema } from './allow-address.js';
 import { seedsSchema } from './seeds.js';
@@ -150,6 +151,11 @@ export const CrawlSettingsSchema = z.strictObject({
     .max(1000)
     .default([])
     .describe('User-Agent headers to rotate through, one per request (empty: always userAgent).'),
+  headers: requestHeadersSchema
+    .default([])
+    .describe(
+      'Request headers sent on every request, or only to the hosts a pattern names: [{ name, value, host? }]; as text, one per line, `Name: value` or `host Name: value`.',
+    ),
   proxies: z
     .array(proxyUrlSchema)
     .max(10_000)

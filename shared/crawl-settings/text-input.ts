@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseHostRules } from '../politeness/host-rules.js';
+import { parseRequestHeader } from '../protocol/request-headers.js';
 import { BOOL_WORDS } from '../config/load.js';
 import { CrawlSettingsSchema, type CrawlSettingKey } from './schema.js';
 
@@ -9,16 +10,18 @@ import { CrawlSettingsSchema, type CrawlSettingKey } from './schema.js';
  * booleans (known words only: a typo such as `ture` stays a string and is reported), lists
  * separated by spaces or commas. Some settings have a text form of their own: `userAgents`,
  * `includeUrls` and `excludeUrls` (one per line: they hold spaces and commas) and `hostRules` (a
- * JSON array, or `host concurrency=N delay=MS adaptive; …`).
+ * JSON array, or `host concurrency=N delay=MS adaptive; …`) and `headers` (a JSON array, or one
+ * `[host ]Name: value` per line).
  */
 
-export type TextKind = 'number' | 'boolean' | 'list' | 'lines' | 'hostRules' | 'text';
+export type TextKind = 'number' | 'boolean' | 'list' | 'lines' | 'hostRules' | 'headers' | 'text';
 
 const SPECIAL_KINDS: Partial<Record<CrawlSettingKey, TextKind>> = {
   userAgents: 'lines',
   includeUrls: 'lines',
   excludeUrls: 'lines',
   hostRules: 'hostRules',
+  headers: 'headers',
 };
 
 /** The zod type a field takes once defaults, optionality and transforms are looked through. */
@@ -55,7 +58,8 @@ function splitList(text: string, separator: RegExp): string[] {
 /**
  * The typed value a setting's text stands for. Text that is no value of the kind is returned as
  * it is, for the schema to report (`expected number, received string`).
- * @throws InvalidInputError `BAD_HOST_RULE` for host rules text that cannot be read.
+ * @throws InvalidInputError `BAD_HOST_RULE` for host rules text that cannot be read, `BAD_HEADER`
+ *   for a header line that cannot be.
  */
 export function settingFromText(key: CrawlSettingKey, text: string): unknown {
   switch (textKindOf(key)) {
@@ -71,6 +75,10 @@ export function settingFromText(key: CrawlSettingKey, text: string): unknown {
       return splitList(text, /\r?\n/);
     case 'hostRules':
       return text.trim().startsWith('[') ? (JSON.parse(text) as unknown) : parseHostRules(text);
+    case 'headers':
+      return text.trim().startsWith('[')
+        ? (JSON.parse(text) as unknown)
+        : splitList(text, /\r?\n/).map(parseRequestHeader);
     case 'text':
       return key === 'render' ? renderWord(text) : text;
   }
@@ -91,6 +99,7 @@ export function settingToText(key: CrawlSettingKey, value: unknown): string {
     case 'lines':
       return (value as unknown[]).join('\n');
     case 'hostRules':
+    case 'headers':
       return JSON.stringify(value);
     default:
       return String(value);

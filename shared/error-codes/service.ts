@@ -25,6 +25,11 @@ export const SERVICE_ERROR_CODES = {
   },
   CHROMIUM_MISSING: { retriable: false, meaning: 'rendering was asked for and no Chromium is installed' },
   BAD_HOST_RULE: { retriable: false, meaning: 'a --host-rule that cannot be parsed' },
+  BAD_HEADER: {
+    retriable: false,
+    meaning:
+      'a request header (--header, headers as text) that cannot be read, or that the crawler sets itself',
+  },
   SCOPE_NO_SEEDS: { retriable: false, meaning: 'a scope needs at least one seed' },
   SCOPE_MODE_INVALID: { retriable: false, meaning: 'a scope other than host, domain or any' },
   URL_PATTERN_INVALID: {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_LINKS_PER_PAGE_LIMIT, MAX_URL_LENGTH_LIMIT } from './link-limits.js';
 import { proxyUrlSchema } from './proxy-url.js';
+import { requestHeadersSchema } from './request-headers.js';
 import { wireCookiesSchema } from './wire-cookie.js';
 import { MAX_LASTMOD_LENGTH, MAX_VALIDATOR_LENGTH } from './task.js';
 
@@ -28,6 +29,8 @@ export const fetchSettingsSchema = z.object({
    * identity (robots.txt matching); absent or empty: every request sends `userAgent`.
    */
   userAgents: z.array(z.string().min(1).max(500)).max(1000).optional(),
+  /** The crawl's own request headers, each for every host or one host pattern (request-headers.ts). */
+  headers: requestHeadersSchema.optional(),
   /** Proxy URLs (credentials included: this message is for crawlers only); absent or empty: direct. */
   proxies: z.array(proxyUrlSchema).max(10_000).optional(),
   /** Consecutive proxy-level failures after which a proxy is retired (default 3). */

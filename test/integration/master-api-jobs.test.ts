@@ -33,10 +33,14 @@ describe('master API: jobs', () => {
     assert.deepEqual(read.json, created.json);
   });
 
-  test('proxy credentials are shown to who may change the job, not to a read token (jobs and runs)', async () => {
+  test('proxy credentials and header values are shown to who may change the job, not to a read token (jobs and runs)', async () => {
     const proxies = ['http://alice:s3cret@127.0.0.1:3128', 'socks5://127.0.0.1:1080'];
+    const headers = [
+      { name: 'Authorization', value: 'Bearer s3cret-h', host: 'example.test' },
+      { name: 'Accept-Language', value: 'de' },
+    ];
     const created = await master.call('POST', '/api/v1/jobs', {
-      body: jobBody({ name: 'behind a proxy', proxies }),
+      body: jobBody({ name: 'behind a proxy', proxies, headers }),
     });
     assert.equal(created.status, 201, created.text);
     // Saved as normalised (a path of / on the HTTP proxy), credentials and all.
@@ -59,7 +63,13 @@ describe('master API: jobs', () => {
       (await asReader('/runs?limit=500')).json.items.find((r: { id: string }) => r.id === run.json.id)
         .settings,
     ];
-    for (const settings of seen) assert.deepEqual(settings.proxies, redacted);
+    for (const settings of seen) {
+      assert.deepEqual(settings.proxies, redacted);
+      assert.deepEqual(settings.headers, [
+        { name: 'Authorization', value: '(hidden)', host: 'example.test' },
+        { name: 'Accept-Language', value: '(hidden)' },
+      ]);
+    }
     assert.ok(!JSON.stringify(seen).includes('s3cret'));
     // The admin (operate) reads them whole, so an edit can send them back.
     assert.deepEqual(
@@ -67,6 +77,10 @@ describe('master API: jobs', () => {
       saved,
     );
     assert.deepEqual((await master.call('GET', `/api/v1/runs/${run.json.id}`)).json.settings.proxies, saved);
+    assert.deepEqual(
+      (await master.call('GET', `/api/v1/runs/${run.json.id}`)).json.settings.headers,
+      headers,
+    );
   });
 
   test('a bad body is 400 INVALID_REQUEST with every problem by field', async () => {

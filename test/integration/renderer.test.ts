@@ -284,6 +284,60 @@ describe('the renderer, driving Debian Chromium', () => {
     }
   });
 
+  test("the run's headers reach the browser's requests, each host its own", async () => {
+    const seen: { at: string; path: string; key: string | undefined; lang: string | undefined }[] = [];
+    const listen = async (at: string, address: string, body: (otherOrigin: string) => string) => {
+      let otherOrigin = '';
+      const server = createServer((req, res) => {
+        seen.push({
+          at,
+          path: req.url ?? '',
+          key: req.headers['x-api-key'] as string | undefined,
+          lang: req.headers['accept-language'],
+        });
+        if (req.url === '/') res.writeHead(200, { 'content-type': 'text/html' }).end(body(otherOrigin));
+        else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      });
+      await new Promise<void>((resolve) => server.listen(0, address, resolve));
+      return {
+        server,
+        origin: `http://${address}:${(server.address() as AddressInfo).port}`,
+        setOther: (o: string) => (otherOrigin = o),
+      };
+    };
+    const b = await listen('b', '127.0.0.1', () => '');
+    const a = await listen(
+      'a',
+      '127.0.0.1',
+      (other) =>
+        `<title>h</title><script>fetch("/api"); fetch("${other}/pixel", { mode: "no-cors" })</script>`,
+    );
+    a.setOther(b.origin);
+    try {
+      const page = await renderer.render(
+        `${a.origin}/`,
+        settings({
+          headers: [
+            { name: 'X-Api-Key', value: 'key-a', host: new URL(a.origin).host },
+            { name: 'Accept-Language', value: 'de-CH' },
+          ],
+        }),
+      );
+      assert.equal(page.status, 200);
+      await waitFor(() => seen.some((r) => r.path === '/pixel') && seen.some((r) => r.path === '/api'), {
+        message: () => JSON.stringify(seen),
+        timeoutMs: 5_000,
+      });
+      const byPath = new Map(seen.map(({ path, ...rest }) => [path, rest]));
+      assert.deepEqual(byPath.get('/'), { at: 'a', key: 'key-a', lang: 'de-CH' });
+      assert.deepEqual(byPath.get('/api'), { at: 'a', key: 'key-a', lang: 'de-CH' });
+      assert.deepEqual(byPath.get('/pixel'), { at: 'b', key: undefined, lang: 'de-CH' });
+    } finally {
+      await closeServer(a.server);
+      await closeServer(b.server);
+    }
+  });
+
   test("a run's session learns what the rendered page set, its scripts' cookies included, and only then", async () => {
     const server = createServer((req, res) => {
       if (req.url === '/scripted') {

@@ -7,6 +7,7 @@ import { FetchError, parseRetryAfter, taskWithdrawn, toFetchError } from './fetc
 import { HopDenied, RedirectSpacing, type HopAnswer } from './redirect-spacing.js';
 import { staysOnHost } from './redirect-target.js';
 import { TaskCookies } from './task-cookies.js';
+import { RunHeaders } from './request-headers.js';
 import type { WireCookie } from '../../../shared/protocol/wire-cookie.js';
 
 export interface FetchedPage {
@@ -180,6 +181,8 @@ const RESET_MEMORY = 10_000;
  */
 export class Fetcher {
   private readonly client: Got;
+  /** The run's own request headers (`headers`), or null when it sets none. */
+  private readonly runHeaders: RunHeaders | null;
   /** URLs reset on a fresh socket: the server resets them, so a reset is never sent again. */
   private readonly resetting = new Set<string>();
 
@@ -188,6 +191,7 @@ export class Fetcher {
     agents: Agents,
   ) {
     this.client = got.extend(crawlerGotOptions(settings, agents));
+    this.runHeaders = RunHeaders.of(settings.headers);
   }
 
   /**
@@ -241,28 +245,35 @@ export class Fetcher {
       // Cookies live for this fetch (from the host's session, if the run keeps one): a redirect that
       // sets one gets it back on the next hop.
       const cookies = new TaskCookies(route.cookies);
+      const { runHeaders } = this;
+      // The run's own headers, for the URL's host (a bad URL gets none: got reports it).
+      const own = runHeaders ? runHeadersFor(runHeaders, url) : null;
+      const beforeRedirect: BeforeRedirectHook[] = [];
+      if (runHeaders) beforeRedirect.push((next) => runHeaders.redirect(next.headers, next.url as URL));
+      if (spacing) {
+        beforeRedirect.push((next, response) =>
+          spacing.beforeHop(next.url as URL, {
+            status: response.statusCode,
+            url: response.url,
+            headers: response.headers,
+            redirects: followedBefore(response.redirectUrls, next.url as URL),
+          }),
+        );
+      }
       const stream = this.client.stream(url, {
         cookieJar: cookies,
         ...(route.agents ? { agent: { http: route.agents.http, https: route.agents.https } } : {}),
-        ...(route.userAgent || route.headers
-          ? { headers: { ...route.headers, ...(route.userAgent ? { 'user-agent': route.userAgent } : {}) } }
-          : {}),
-        ...(route.stayOnHost ? { followRedirect: staysOnHost(url) } : {}),
-        ...(spacing
+        ...(route.userAgent || route.headers || own
           ? {
-              hooks: {
-                beforeRedirect: [
-                  ((next, response) =>
-                    spacing.beforeHop(next.url as URL, {
-                      status: response.statusCode,
-                      url: response.url,
-                      headers: response.headers,
-                      redirects: followedBefore(response.redirectUrls, next.url as URL),
-                    })) satisfies BeforeRedirectHook,
-                ],
+              headers: {
+                ...own,
+                ...route.headers,
+                ...(route.userAgent ? { 'user-agent': route.userAgent } : {}),
               },
             }
           : {}),
+        ...(route.stayOnHost ? { followRedirect: staysOnHost(url) } : {}),
+        ...(beforeRedirect.length > 0 ? { hooks: { beforeRedirect } } : {}),
       });
       let reusedSocket: boolean | null = null;
       stream.on('request', (request: import('node:http').ClientRequest) => {
@@ -415,4 +426,12 @@ export function statusFailure(page: FetchedPage): FetchError | null {
   const retryAfterMs = parseRetryAfter(page.headers['retry-after']);
   const code = status >= 300 && status < 400 ? 'REDIRECT_WITHOUT_LOCATION' : httpStatusCode(status);
   return new FetchError(code, `HTTP ${status}`, { status, retryAfterMs });
+}
+
+function runHeadersFor(headers: RunHeaders, url: string): Readonly<Record<string, string>> | null {
+  try {
+    return headers.forUrl(new URL(url));
+  } catch {
+    return null;
+  }
 }

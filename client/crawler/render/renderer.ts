@@ -3,11 +3,13 @@ import type { Logger } from '../../../shared/logger.js';
 import type { FetchSettings } from '../../../shared/protocol/messages.js';
 import { FetchError, taskWithdrawn } from '../fetch/fetch-error.js';
 import { keptHeaders, type FetchedPage } from '../fetch/fetcher.js';
+import { RunHeaders } from '../fetch/request-headers.js';
 import { isHtmlContentType } from '../parse/content-type.js';
 import type { Resolved } from './address-guard.js';
 import type { BrowserHost } from './browser-host.js';
 import { BLOCKED_HEADER, FAILED_HEADER, startGuardProxy, type GuardProxy } from './guard-proxy.js';
 import { navigationError, renderFailed } from './render-error.js';
+import { routeRunHeaders } from './run-headers-route.js';
 import { Slots } from './slots.js';
 
 export interface RendererOptions {
@@ -103,6 +105,11 @@ export class Renderer {
         serviceWorkers: 'block',
         // `<-loopback>`: without it Chromium sends loopback requests around any proxy.
         ...(proxy ? { proxy: { server: proxy.url, bypass: '<-loopback>' } } : {}),
+      });
+      const opened = context;
+      await routeRunHeaders(opened, RunHeaders.of(settings.headers)).catch(async (err: unknown) => {
+        await opened.close().catch(() => undefined);
+        throw err;
       });
     } catch (err) {
       throw renderFailed(`could not open a browser page: ${(err as Error).message}`, err);
