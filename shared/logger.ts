@@ -38,6 +38,10 @@ export function createLogger(options: LoggerOptions): Logger {
           'headers',
           '*.headers',
           '*.*.headers',
+          // The crawl's own cookies (the `cookies` setting) are a login's.
+          'cookies',
+          '*.cookies',
+          '*.*.cookies',
         ],
         censor: '[redacted]',
       },

@@ -8,6 +8,7 @@ import {
 } from '../../shared/crawl-settings/index.js';
 import { parseHostRules } from '../../shared/politeness/host-rules.js';
 import { parseRequestHeader } from '../../shared/protocol/request-headers.js';
+import { parseFixedCookie } from '../../shared/protocol/fixed-cookies.js';
 
 /**
  * The command-line flags of `ackcrawl crawl` that set a crawl's settings. Their help is the
@@ -17,7 +18,7 @@ import { parseRequestHeader } from '../../shared/protocol/request-headers.js';
  * - `value`: `--host-delay 0` is the setting's text;
  * - `switch`: `--allow-private` sets true (`--render`: always);
  * - `negate`: `--no-robots` sets false;
- * - `repeat`: each `--proxy` adds to a list (`--host-rule`: rules; `--header`: headers; `--user-agent`: the first is
+ * - `repeat`: each `--proxy` adds to a list (`--host-rule`: rules; `--header`: headers; `--cookie`: cookies; `--user-agent`: the first is
  *   the identity, two or more rotate).
  */
 export interface SettingFlag {
@@ -82,6 +83,12 @@ export const SETTING_FLAGS: readonly SettingFlag[] = [
     flags: '--header <header>',
     kind: 'repeat',
     help: 'send this request header, "Name: value" to every host or "host Name: value" to one (example.com, *.example.com, optionally :port); repeatable',
+  },
+  {
+    key: 'cookies',
+    flags: '--cookie <cookie>',
+    kind: 'repeat',
+    help: 'start every fetch with this cookie, "domain name=value" (".example.com sid=abc; Path=/; Secure": the domain and its subdomains), as a logged-in browser; repeatable',
   },
   {
     key: 'proxies',
@@ -193,6 +200,7 @@ export function settingsFromFlags(options: Record<string, unknown>): {
           const values = value as string[];
           if (flag.key === 'hostRules') input.hostRules = values.flatMap((text) => parseHostRules(text));
           else if (flag.key === 'headers') input.headers = values.map(parseRequestHeader);
+          else if (flag.key === 'cookies') input.cookies = values.map(parseFixedCookie);
           else if (flag.key === 'userAgent') {
             input.userAgent = values[0];
             if (values.length > 1) input.userAgents = values;

@@ -53,6 +53,7 @@ function typeOf(key: CrawlSettingKey, field: JsonSchemaField): string {
       lines: 'one per line',
       hostRules: 'JSON or rule text',
       headers: 'JSON or one per line',
+      cookies: 'JSON or one per line',
     }[textKindOf(key) as 'list'];
     return `list of ${item}${sizes.length > 0 ? ` (${sizes.join(', ')})` : ''}; as text: ${text}`;
   }
@@ -124,11 +125,20 @@ the run to those hosts: pages, robots.txt, sitemaps, and a rendered page's own r
 a redirect gets its own host's headers, so a key for one site never follows a redirect to another;
 a redirect Chromium follows inside one of a rendered page's requests is the exception (it keeps what
 the first hop was given). The crawler refuses the headers it sets itself (\`Host\`, \`User-Agent\`:
-use \`userAgent\`, \`Cookie\`, \`Accept-Encoding\`, \`If-None-Match\`, …) with \`BAD_HEADER\` or a
-problem at \`headers\`, and what to use instead; a fixed \`Cookie\` header is not supported (cookies
-come from the hosts, \`sessionCookies\`). Values may be secrets: a \`read\` token sees each as
-\`(hidden)\`, logs never show them, and only crawlers that passed the token check are sent them
-(the protocol's \`welcome\` and \`settings\`, as proxies' credentials).
+use \`userAgent\`, \`Cookie\`: use \`cookies\`, \`Accept-Encoding\`, \`If-None-Match\`, …) with
+\`BAD_HEADER\` or a problem at \`headers\`, and what to use instead.
+
+**A crawl's own cookies.** \`cookies\` starts every fetch of the run with cookies, as a browser
+that is logged in: copy the session cookie of a login from a browser (\`--cookie ".example.com
+sid=abc123; Secure"\`, repeatable; as text \`domain name=value\`, then \`; Path=/p\` and \`; Secure\`).
+Each is sent where a browser would send it: \`example.com\` to that host only, \`.example.com\` to it
+and its subdomains, on its path, over HTTPS only when \`secure\`; pages, robots.txt, sitemaps and a
+rendered page's browser all have them. What a site sets on top wins over the fixed cookie of the
+same name for as long as the fetch (or, with \`sessionCookies\`, the run's session) keeps it.
+
+Header values and cookie values may be secrets: a \`read\` token sees each as \`(hidden)\`, logs
+never show them, and only crawlers that passed the token check are sent them (the protocol's
+\`welcome\` and \`settings\`, as proxies' credentials).
 
 **URL patterns.** \`includeUrls\` and \`excludeUrls\` decide, after \`scope\`, which discovered URLs
 are followed: page links, redirect targets and sitemap entries (seeds are taken as given). Each

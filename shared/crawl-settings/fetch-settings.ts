@@ -19,6 +19,7 @@ export function fetchSettingsOf(settings: CrawlSettings): FetchSettings {
     ...(settings.defaultCharset ? { defaultCharset: settings.defaultCharset } : {}),
     ...(settings.userAgents.length > 0 ? { userAgents: settings.userAgents } : {}),
     ...(settings.headers.length > 0 ? { headers: settings.headers } : {}),
+    ...(settings.cookies.length > 0 ? { cookies: settings.cookies } : {}),
     ...(settings.proxies.length > 0 ? { proxies: settings.proxies } : {}),
     proxyMaxFailures: settings.proxyMaxFailures,
     proxyCooloffMs: settings.proxyCooloffMs,

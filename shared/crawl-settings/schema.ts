@@ -9,6 +9,7 @@ import {
 import { proxyUrlSchema } from '../protocol/proxy-url.js';
 import { renderHostsSchema } from '../protocol/render-rules.js';
 import { requestHeadersSchema } from '../protocol/request-headers.js';
+import { fixedCookiesSchema } from '../protocol/fixed-cookies.js';
 import { hostRulesSchema } from '../politeness/host-rules.js';
 import { allowAddressSchema } from './allow-address.js';
 import { seedsSchema } from './seeds.js';
@@ -155,6 +156,11 @@ export const CrawlSettingsSchema = z.strictObject({
     .default([])
     .describe(
       'Request headers sent on every request, or only to the hosts a pattern names: [{ name, value, host? }]; as text, one per line, `Name: value` or `host Name: value`.',
+    ),
+  cookies: fixedCookiesSchema
+    .default([])
+    .describe(
+      'Cookies every fetch starts with, as a logged-in browser (a session cookie copied from one): [{ name, value, domain, path?, secure? }]; as text, one per line, `domain name=value; Path=/; Secure` (.example.com: and its subdomains).',
     ),
   proxies: z
     .array(proxyUrlSchema)

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseHostRules } from '../politeness/host-rules.js';
 import { parseRequestHeader } from '../protocol/request-headers.js';
+import { parseFixedCookie } from '../protocol/fixed-cookies.js';
 import { BOOL_WORDS } from '../config/load.js';
 import { CrawlSettingsSchema, type CrawlSettingKey } from './schema.js';
 
@@ -10,11 +11,11 @@ import { CrawlSettingsSchema, type CrawlSettingKey } from './schema.js';
  * booleans (known words only: a typo such as `ture` stays a string and is reported), lists
  * separated by spaces or commas. Some settings have a text form of their own: `userAgents`,
  * `includeUrls` and `excludeUrls` (one per line: they hold spaces and commas) and `hostRules` (a
- * JSON array, or `host concurrency=N delay=MS adaptive; …`) and `headers` (a JSON array, or one
- * `[host ]Name: value` per line).
+ * JSON array, or `host concurrency=N delay=MS adaptive; …`), `headers` (a JSON array, or one
+ * `[host ]Name: value` per line) and `cookies` (a JSON array, or one `domain name=value` per line).
  */
 
-export type TextKind = 'number' | 'boolean' | 'list' | 'lines' | 'hostRules' | 'headers' | 'text';
+export type TextKind = 'number' | 'boolean' | 'list' | 'lines' | 'hostRules' | 'headers' | 'cookies' | 'text';
 
 const SPECIAL_KINDS: Partial<Record<CrawlSettingKey, TextKind>> = {
   userAgents: 'lines',
@@ -22,6 +23,7 @@ const SPECIAL_KINDS: Partial<Record<CrawlSettingKey, TextKind>> = {
   excludeUrls: 'lines',
   hostRules: 'hostRules',
   headers: 'headers',
+  cookies: 'cookies',
 };
 
 /** The zod type a field takes once defaults, optionality and transforms are looked through. */
@@ -59,7 +61,7 @@ function splitList(text: string, separator: RegExp): string[] {
  * The typed value a setting's text stands for. Text that is no value of the kind is returned as
  * it is, for the schema to report (`expected number, received string`).
  * @throws InvalidInputError `BAD_HOST_RULE` for host rules text that cannot be read, `BAD_HEADER`
- *   for a header line that cannot be.
+ *   for a header line that cannot be, `BAD_COOKIE` for a cookie line.
  */
 export function settingFromText(key: CrawlSettingKey, text: string): unknown {
   switch (textKindOf(key)) {
@@ -79,6 +81,10 @@ export function settingFromText(key: CrawlSettingKey, text: string): unknown {
       return text.trim().startsWith('[')
         ? (JSON.parse(text) as unknown)
         : splitList(text, /\r?\n/).map(parseRequestHeader);
+    case 'cookies':
+      return text.trim().startsWith('[')
+        ? (JSON.parse(text) as unknown)
+        : splitList(text, /\r?\n/).map(parseFixedCookie);
     case 'text':
       return key === 'render' ? renderWord(text) : text;
   }
@@ -100,6 +106,7 @@ export function settingToText(key: CrawlSettingKey, value: unknown): string {
       return (value as unknown[]).join('\n');
     case 'hostRules':
     case 'headers':
+    case 'cookies':
       return JSON.stringify(value);
     default:
       return String(value);

@@ -30,6 +30,7 @@ export const SERVICE_ERROR_CODES = {
     meaning:
       'a request header (--header, headers as text) that cannot be read, or that the crawler sets itself',
   },
+  BAD_COOKIE: { retriable: false, meaning: 'a cookie (--cookie, cookies as text) that cannot be read' },
   SCOPE_NO_SEEDS: { retriable: false, meaning: 'a scope needs at least one seed' },
   SCOPE_MODE_INVALID: { retriable: false, meaning: 'a scope other than host, domain or any' },
   URL_PATTERN_INVALID: {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_LINKS_PER_PAGE_LIMIT, MAX_URL_LENGTH_LIMIT } from './link-limits.js';
 import { proxyUrlSchema } from './proxy-url.js';
 import { requestHeadersSchema } from './request-headers.js';
+import { fixedCookiesSchema } from './fixed-cookies.js';
 import { wireCookiesSchema } from './wire-cookie.js';
 import { MAX_LASTMOD_LENGTH, MAX_VALIDATOR_LENGTH } from './task.js';
 
@@ -31,6 +32,8 @@ export const fetchSettingsSchema = z.object({
   userAgents: z.array(z.string().min(1).max(500)).max(1000).optional(),
   /** The crawl's own request headers, each for every host or one host pattern (request-headers.ts). */
   headers: requestHeadersSchema.optional(),
+  /** The crawl's own cookies, which every fetch starts with (fixed-cookies.ts). */
+  cookies: fixedCookiesSchema.optional(),
   /** Proxy URLs (credentials included: this message is for crawlers only); absent or empty: direct. */
   proxies: z.array(proxyUrlSchema).max(10_000).optional(),
   /** Consecutive proxy-level failures after which a proxy is retired (default 3). */

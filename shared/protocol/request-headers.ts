@@ -22,8 +22,7 @@ export const RESERVED_HEADERS: Readonly<Record<string, string>> = {
   'proxy-connection': 'the crawler manages its connections',
   'proxy-authorization': 'give the credentials in the proxy URL (proxies: http://user:pass@host:port)',
   'user-agent': 'use userAgent (and userAgents to rotate)',
-  cookie:
-    'cookies come from the hosts a crawl visits (sessionCookies); a fixed Cookie header is not supported',
+  cookie: "use cookies (a login's cookie, for its domain) and sessionCookies (what the hosts set)",
   'accept-encoding': 'the crawler decodes bodies itself, within maxBodyBytes',
   'if-none-match': 'conditional requests are sent by a recrawl (conditionalRequests)',
   'if-modified-since': 'conditional requests are sent by a recrawl (conditionalRequests)',
@@ -118,10 +117,4 @@ function redactHeaderLine(line: string): string {
   if (colon >= 0) return `${line.slice(0, Math.min(colon, 100))}: …`;
   const word = /^\S{1,100}/.exec(line)?.[0] ?? '';
   return word.length < line.length ? `${word} …` : word;
-}
-
-/** What a caller who may not change the job sees of its headers: names and hosts, not values. */
-export const HIDDEN_HEADER_VALUE = '(hidden)';
-export function redactRequestHeaders(headers: readonly RequestHeader[]): RequestHeader[] {
-  return headers.map((h) => ({ ...h, value: HIDDEN_HEADER_VALUE }));
 }

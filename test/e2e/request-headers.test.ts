@@ -145,3 +145,61 @@ describe('ackcrawl crawl --header: a crawl sends its own headers, each only wher
     assert.doesNotMatch(result.stderr, /k-123/);
   });
 });
+
+/**
+ * A site behind a login: every request, robots.txt included, must bring the session cookie a
+ * browser got at the login (401 otherwise); its home page links another host, which must never see
+ * the cookie.
+ */
+describe('ackcrawl crawl --cookie: a crawl starts logged in, on the site the cookie is for', () => {
+  let site: Site;
+  let other: Site;
+  const outs: string[] = [];
+
+  before(async () => {
+    other = await listen('127.0.0.2', (_req, res) => page(res, []));
+    site = await listen('127.0.0.1', (req, res) => {
+      if (!/(^|; )sid=logged-in(;|$)/.test(req.headers.cookie ?? '')) res.writeHead(401).end();
+      else if (req.url === '/robots.txt') res.writeHead(200, { 'content-type': 'text/plain' }).end('');
+      else if (req.url === '/') page(res, ['/a', `${other.origin}/linked`]);
+      else page(res, []);
+    });
+  });
+  after(async () => {
+    await site.close();
+    await other.close();
+    for (const dir of outs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('every request to the site carries it; the other host gets none', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'ackcrawl-cookie-'));
+    outs.push(out);
+    const result = await runCli([
+      'crawl',
+      `${site.origin}/`,
+      '--out',
+      out,
+      '--allow-private',
+      '--scope',
+      'any',
+      '--host-delay',
+      '0',
+      '--max-attempts',
+      '1',
+      '--cookie',
+      '127.0.0.1 sid=logged-in',
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.doesNotMatch(result.stderr + result.stdout, /logged-in/, 'never printed');
+    const status = new Map(readRecords(out).map((r) => [new URL(r.url).pathname, r.status]));
+    assert.deepEqual([...status].sort(), [
+      ['/', 200],
+      ['/a', 200],
+      ['/linked', 200],
+    ]);
+    assert.ok(site.seen.some((r) => r.path === '/robots.txt'));
+    for (const request of site.seen) assert.equal(request.headers.cookie, 'sid=logged-in', request.path);
+    assert.ok(other.seen.length > 0);
+    for (const request of other.seen) assert.equal(request.headers.cookie, undefined, request.path);
+  });
+});

@@ -39,8 +39,9 @@ describe('master API: jobs', () => {
       { name: 'Authorization', value: 'Bearer s3cret-h', host: 'example.test' },
       { name: 'Accept-Language', value: 'de' },
     ];
+    const cookies = [{ name: 'sid', value: 's3cret-c', domain: '.example.test', path: '/', secure: true }];
     const created = await master.call('POST', '/api/v1/jobs', {
-      body: jobBody({ name: 'behind a proxy', proxies, headers }),
+      body: jobBody({ name: 'behind a proxy', proxies, headers, cookies }),
     });
     assert.equal(created.status, 201, created.text);
     // Saved as normalised (a path of / on the HTTP proxy), credentials and all.
@@ -69,6 +70,7 @@ describe('master API: jobs', () => {
         { name: 'Authorization', value: '(hidden)', host: 'example.test' },
         { name: 'Accept-Language', value: '(hidden)' },
       ]);
+      assert.deepEqual(settings.cookies, [{ ...cookies[0], value: '(hidden)' }]);
     }
     assert.ok(!JSON.stringify(seen).includes('s3cret'));
     // The admin (operate) reads them whole, so an edit can send them back.
@@ -80,6 +82,10 @@ describe('master API: jobs', () => {
     assert.deepEqual(
       (await master.call('GET', `/api/v1/runs/${run.json.id}`)).json.settings.headers,
       headers,
+    );
+    assert.deepEqual(
+      (await master.call('GET', `/api/v1/runs/${run.json.id}`)).json.settings.cookies,
+      cookies,
     );
   });
 

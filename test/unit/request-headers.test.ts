@@ -43,7 +43,7 @@ describe('a header as text', () => {
       ['X-Api-Key secret-1', /write it as "Name: value"/],
       ['User-Agent: secret-1', /User-Agent cannot be set: use userAgent/],
       ['Host: secret-1', /Host cannot be set/],
-      ['cookie: secret-1', /cookie cannot be set: cookies come from the hosts/],
+      ['cookie: secret-1', /cookie cannot be set: use cookies/],
       ['Proxy-Authorization: secret-1', /give the credentials in the proxy URL/],
       ['If-None-Match: secret-1', /conditionalRequests/],
       ['Bad(Name): secret-1', /a header name/],

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TaskCookies } from '../../client/crawler/fetch/task-cookies.js';
+import { parseFixedCookie, wireOfFixed } from '../../shared/protocol/fixed-cookies.js';
+import type { WireCookie } from '../../shared/protocol/wire-cookie.js';
 
 test('an empty jar answers no cookie and holds none', async () => {
   const jar = new TaskCookies();
@@ -127,4 +129,39 @@ test('a session: the jar starts with the cookies it is given, and gives back wha
     secure: false,
     httpOnly: false,
   });
+});
+
+test("a run's own cookies start every jar; the session's put over them; only a change goes back", async () => {
+  const fixed = [
+    wireOfFixed(parseFixedCookie('.a.test sid=login')),
+    wireOfFixed(parseFixedCookie('www.a.test pref=1; Path=/x; Secure')),
+    wireOfFixed(parseFixedCookie('b.test key=b')),
+  ];
+  const plain = new TaskCookies(undefined, fixed);
+  assert.equal(plain.session, false);
+  assert.equal(await plain.getCookieString('https://www.a.test/x/y'), 'pref=1; sid=login');
+  assert.equal(await plain.getCookieString('http://www.a.test/x/y'), 'sid=login', 'Secure: HTTPS only');
+  assert.equal(
+    await plain.getCookieString('https://c.a.test/'),
+    'sid=login',
+    'a domain cookie: subdomains too',
+  );
+  assert.equal(await plain.getCookieString('https://sub.b.test/'), '', 'host-only: that host alone');
+  assert.equal(await plain.getCookieString('https://b.test/'), 'key=b');
+
+  // A session that renewed the login: its value wins; the fixed ones never go back unchanged.
+  const renewed = { ...fixed[0], value: 'renewed' } as WireCookie;
+  const jar = new TaskCookies([renewed], fixed);
+  assert.equal(await jar.getCookieString('https://a.test/'), 'sid=renewed');
+  await jar.setCookie('step=2; Path=/', 'https://a.test/');
+  assert.deepEqual((await jar.toWire()).map((c) => `${c.domain} ${c.name}=${c.value}`).sort(), [
+    'a.test sid=renewed',
+    'a.test step=2',
+  ]);
+  const untouched = new TaskCookies([], fixed);
+  await untouched.setCookie('other=1', 'https://b.test/');
+  assert.deepEqual(
+    (await untouched.toWire()).map((c) => c.name),
+    ['other'],
+  );
 });

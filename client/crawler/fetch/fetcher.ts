@@ -8,6 +8,7 @@ import { HopDenied, RedirectSpacing, type HopAnswer } from './redirect-spacing.j
 import { staysOnHost } from './redirect-target.js';
 import { TaskCookies } from './task-cookies.js';
 import { RunHeaders } from './request-headers.js';
+import { wireOfFixed } from '../../../shared/protocol/fixed-cookies.js';
 import type { WireCookie } from '../../../shared/protocol/wire-cookie.js';
 
 export interface FetchedPage {
@@ -183,6 +184,8 @@ export class Fetcher {
   private readonly client: Got;
   /** The run's own request headers (`headers`), or null when it sets none. */
   private readonly runHeaders: RunHeaders | null;
+  /** The run's own cookies (`cookies`), which every fetch's jar starts with. */
+  private readonly fixedCookies: readonly WireCookie[];
   /** URLs reset on a fresh socket: the server resets them, so a reset is never sent again. */
   private readonly resetting = new Set<string>();
 
@@ -192,6 +195,7 @@ export class Fetcher {
   ) {
     this.client = got.extend(crawlerGotOptions(settings, agents));
     this.runHeaders = RunHeaders.of(settings.headers);
+    this.fixedCookies = (settings.cookies ?? []).map(wireOfFixed);
   }
 
   /**
@@ -244,7 +248,7 @@ export class Fetcher {
           : null;
       // Cookies live for this fetch (from the host's session, if the run keeps one): a redirect that
       // sets one gets it back on the next hop.
-      const cookies = new TaskCookies(route.cookies);
+      const cookies = new TaskCookies(route.cookies, this.fixedCookies);
       const { runHeaders } = this;
       // The run's own headers, for the URL's host (a bad URL gets none: got reports it).
       const own = runHeaders ? runHeadersFor(runHeaders, url) : null;

@@ -46,12 +46,21 @@ export class TaskCookies {
   /** The task belongs to a run that keeps a session: its jar goes back to the scheduler. */
   readonly session: boolean;
 
-  constructor(initial?: readonly WireCookie[]) {
+  /**
+   * @param initial the host's session (a run with `sessionCookies`), else undefined.
+   * @param fixed the run's own cookies (`cookies`): the jar starts with them, the session's of the
+   *   same name, domain and path put over them; they go back to the session only once changed.
+   */
+  constructor(
+    initial?: readonly WireCookie[],
+    private readonly fixed: readonly WireCookie[] = [],
+  ) {
     this.session = initial !== undefined;
-    if (initial === undefined || initial.length === 0) return;
+    const start = fixed.length === 0 ? (initial ?? []) : [...fixed, ...(initial ?? [])];
+    if (start.length === 0) return;
     this.jar = newJar().then(async (jar) => {
       const { Cookie } = await loadToughCookie();
-      for (const wire of initial) await jar.store.putCookie(cookieOf(Cookie, wire));
+      for (const wire of start) await jar.store.putCookie(cookieOf(Cookie, wire));
       return jar;
     });
     this.kept = true;
@@ -109,12 +118,15 @@ export class TaskCookies {
     }
   }
 
-  /** Every cookie the jar holds, expired ones included (they delete the session's copy). */
+  /**
+   * Every cookie the jar holds, expired ones included (they delete the session's copy), but the
+   * run's own ones as it was given them (every task starts with those anyway).
+   */
   async toWire(): Promise<WireCookie[]> {
     if (this.jar === null) return [];
     const out: WireCookie[] = [];
     for (const cookie of await (await this.jar).store.getAllCookies()) {
-      if (!cookie.domain || out.length >= MAX_WIRE_COOKIES) continue;
+      if (!cookie.domain || out.length >= MAX_WIRE_COOKIES || this.isFixed(cookie)) continue;
       const expiry = cookie.expiryTime();
       const sameSite = sameSiteOf(cookie.sameSite)?.toLowerCase() as WireCookie['sameSite'];
       out.push({
@@ -130,6 +142,17 @@ export class TaskCookies {
       });
     }
     return out;
+  }
+
+  private isFixed(cookie: Cookie): boolean {
+    return this.fixed.some(
+      (f) =>
+        f.name === cookie.key &&
+        f.value === cookie.value &&
+        f.domain === cookie.domain &&
+        f.path === cookie.path &&
+        cookie.expiryTime() === Infinity,
+    );
   }
 
   /** Every cookie held and not expired, as the browser context takes them. */
