@@ -53,6 +53,8 @@ import type { RobotsPolicy } from './robots/robots-guard.js';
 import { confirmedLinks, routeOutcome, type OutcomeRouting } from './outcomes/route-outcome.js';
 import { validatorsLookup } from './recrawl/validators-lookup.js';
 import type { ValidatorsIndex } from './recrawl/validators-index.js';
+import { SessionFlusher } from './runs/session-flusher.js';
+import type { SessionStore } from './runs/session-store.js';
 import { RunControl, runNotHosted } from './runs/run-control.js';
 import { RunRegistry } from './runs/run-registry.js';
 import { RunFetchFeed } from './runs/run-fetch-feed.js';
@@ -119,6 +121,11 @@ export interface CrawlSchedulerDeps {
    */
   recrawl?: ValidatorsIndex;
   /**
+   * Where runs that keep a session (`sessionCookies`) write it, so a restart goes on with it.
+   * Absent: sessions live in memory only. Its owner closes it.
+   */
+  sessions?: SessionStore;
+  /**
    * The process's registry (served at `GET /metrics` with the API's token) and the scheduler's
    * series on it (scheduler/metrics). Absent: no /metrics route, nothing counted.
    */
@@ -145,6 +152,7 @@ export class CrawlScheduler implements RunHost {
   private readonly feed: RunFetchFeed;
   private readonly sessions = new Map<string, WsSession>();
   private readonly control: RunControl;
+  private readonly sessionFlusher: SessionFlusher | null;
   private readonly routing: OutcomeRouting;
   /** The render rule and robots policy over every run, recomputed when runs change. */
   private needsRender: RenderPredicate | null = null;
@@ -243,12 +251,21 @@ export class CrawlScheduler implements RunHost {
         logger: logger.child({ module: 'crashes' }),
       }),
     });
+    this.sessionFlusher = deps.sessions
+      ? new SessionFlusher({
+          store: deps.sessions,
+          runs: () => this.registry.all(),
+          logger: logger.child({ module: 'sessions' }),
+          clock: this.clock,
+        })
+      : null;
     this.control = new RunControl({
       registry: this.registry,
       frontier: deps.frontier,
       dispatcher: this.dispatcher,
       runsChanged: () => this.runsChanged(),
       limitFetch: this.limitFetch,
+      ...(this.sessionFlusher ? { sessions: this.sessionFlusher } : {}),
       clock: this.clock,
       logger: logger.child({ module: 'runs' }),
     });
@@ -376,6 +393,7 @@ export class CrawlScheduler implements RunHost {
     });
     this.timers.push(setInterval(() => void this.tick(), 250));
     this.timers.push(setInterval(() => void this.renewLeases(), Math.floor(settings.leaseMs / 3)));
+    this.sessionFlusher?.start();
     this.dispatcher.pump();
     return this.server.url;
   }
@@ -701,6 +719,8 @@ export class CrawlScheduler implements RunHost {
       // Leases are renewed until their outcomes are durable.
       for (const timer of rest) clearInterval(timer);
       await this.dispatcher.close();
+      // What the last outcomes set is written with the rest of the sessions.
+      this.sessionFlusher?.close();
     })());
   }
 }

@@ -18,6 +18,8 @@ import { loadJob, saveJob } from './job-file.js';
 import { SCHEDULER_FILE } from '../shared/protocol/why.js';
 import { openControlPlane } from './runs/control-plane.js';
 import { openRecrawlIndex } from './recrawl/open-index.js';
+import { SESSION_STORE_FILE, SessionStore } from './runs/session-store.js';
+import { stateHomeOf } from './state-home.js';
 import { createMetricsRegistry } from '../shared/metrics/registry.js';
 import { createPublishTimers } from '../shared/metrics/publish-latency.js';
 import { createSchedulerMetrics } from './metrics/scheduler-metrics.js';
@@ -103,6 +105,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   }
   const job = config.seeds.length > 0 ? configured : (loadJob(jobPath, configured) ?? configured);
   const recrawl = openRecrawlIndex(config, logger);
+  const sessions = new SessionStore(join(stateHomeOf(config), SESSION_STORE_FILE));
   const scheduler = new CrawlScheduler({
     settings: {
       listenHost: config.listenHost,
@@ -147,6 +150,7 @@ export async function main(env: Record<string, string | undefined> = process.env
     onProgress: (progress) => tell({ type: 'progress', progress: { ...progress } }),
     ...(plane ? { onFailure: plane.logFailure } : {}),
     ...(recrawl ? { recrawl } : {}),
+    sessions,
     onDone: (summary) => {
       logger.info(summary, 'crawl complete');
       tell({ type: 'done', summary: { ...summary } });
@@ -170,6 +174,7 @@ export async function main(env: Record<string, string | undefined> = process.env
       await scheduler.close();
       if (process.send) await tellStopped(backend.frontier, logger);
       recrawl?.close();
+      sessions.close();
       await backend.close();
       await plane?.close();
     })());

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../../shared/logger.js';
 import type { SchedulerConfig } from '../config.js';
+import { stateHomeOf } from '../state-home.js';
 import { ValidatorsIndex } from './validators-index.js';
 
 export const RECRAWL_INDEX_FILE = 'recrawl-index.sqlite';
@@ -18,9 +19,7 @@ export function openRecrawlIndex(
   logger: Logger,
 ): ValidatorsIndex | null {
   if (config.recrawlIndex === 'off') return null;
-  // Beside the state it goes with, as job.json: the SQLite frontier's folder, or the data dir.
-  const home = config.frontier === 'sqlite' ? config.outDir : config.dataDir;
-  const path = resolve(config.recrawlIndex ?? join(home, RECRAWL_INDEX_FILE));
+  const path = resolve(config.recrawlIndex ?? join(stateHomeOf(config), RECRAWL_INDEX_FILE));
   try {
     mkdirSync(dirname(path), { recursive: true });
     return new ValidatorsIndex({ path, maxEntries: config.recrawlIndexMaxEntries });

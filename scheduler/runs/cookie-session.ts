@@ -27,13 +27,16 @@ const charsOf = (cookie: WireCookie): number =>
  * host's next pages are fetched as by a browser that came back. The crawler's jar made every check
  * when a response set a cookie (its domain against the host and the public suffixes, its path, its
  * expiry): here cookies are only kept, replaced, deleted and looked up. Held by the scheduler that
- * owns the host (with several schedulers, each host has one owner), in memory: a restarted scheduler
- * starts the session afresh, as a browser whose cookies were cleared.
+ * owns the host (with several schedulers, each host has one owner), in memory, and written to the
+ * scheduler's session store by the domains that changed (`takeChanges`), so a restarted scheduler
+ * goes on with it (`restore`).
  */
 export class CookieSession {
   /** Insertion order is recency of use: the first domain is the one to drop. */
   private readonly byDomain = new Map<string, Map<string, WireCookie>>();
   private chars = 0;
+  /** Domains whose cookies changed since `takeChanges` last took them. */
+  private readonly dirty = new Set<string>();
 
   constructor(
     private readonly clock: () => number = Date.now,
@@ -87,6 +90,7 @@ export class CookieSession {
       const stored = cookie.domain === domain ? cookie : { ...cookie, domain };
       kept.set(key, stored);
       this.chars += charsOf(stored);
+      this.dirty.add(domain);
       if (kept.size > this.limits.maxPerDomain) this.remove(domain, kept, kept.keys().next().value);
       // The domains used longest ago go first; the one just set is the last to.
       while (
@@ -98,6 +102,32 @@ export class CookieSession {
         this.byDomain.delete(oldest);
       }
     }
+  }
+
+  /** Cookies written before (a restarted scheduler's session): kept as they were, not changes. */
+  restore(cookies: readonly WireCookie[]): void {
+    this.merge(cookies);
+    this.dirty.clear();
+  }
+
+  /**
+   * What changed since the last call, by domain: its cookies now, or null when it holds none (the
+   * store deletes it). The changes are the caller's from then on: `retake` gives them back when
+   * they could not be written.
+   */
+  takeChanges(): Map<string, WireCookie[] | null> {
+    const changes = new Map<string, WireCookie[] | null>();
+    for (const domain of this.dirty) {
+      const kept = this.byDomain.get(domain);
+      changes.set(domain, kept ? [...kept.values()] : null);
+    }
+    this.dirty.clear();
+    return changes;
+  }
+
+  /** Changes that were not written: they are written with the next ones. */
+  retake(domains: Iterable<string>): void {
+    for (const domain of domains) this.dirty.add(domain);
   }
 
   /** Domains with cookies (for tests and the run's view). */
@@ -117,6 +147,7 @@ export class CookieSession {
     if (held === undefined) return;
     kept.delete(key);
     this.chars -= charsOf(held);
+    this.dirty.add(domain);
     if (kept.size === 0) this.byDomain.delete(domain);
   }
 

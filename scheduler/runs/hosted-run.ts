@@ -15,6 +15,7 @@ import { ProgressMeter } from '../progress.js';
 import type { RetryPolicyOptions } from '../retry/retry-policy.js';
 import { robotsPolicy } from '../robots/robots-settings.js';
 import { CookieSession } from './cookie-session.js';
+import type { WireCookie } from '../../shared/protocol/wire-cookie.js';
 import { RecentHosts } from './recent-hosts.js';
 import type { RobotsPolicy } from '../robots/robots-guard.js';
 import type { HostedRunState, RunReport, RunSpec } from './run-host.js';
@@ -50,10 +51,15 @@ export class HostedRun {
   cookies: CookieSession | null = null;
   private current!: Derived;
 
+  /**
+   * @param savedSession the run's session as the scheduler's session store last wrote it (a
+   *   restarted scheduler goes on with it), asked for when the run starts keeping one.
+   */
   constructor(
     spec: RunSpec,
     private readonly clock: () => number,
     frameLimitedFetch: (fetch: FetchSettings) => FetchSettings,
+    private readonly savedSession: (runId: string) => readonly WireCookie[] = () => [],
   ) {
     this.runId = spec.runId;
     this.jobId = spec.jobId;
@@ -83,9 +89,13 @@ export class HostedRun {
     if (this.current === undefined || JSON.stringify(fetch) !== JSON.stringify(this.current.fetch)) {
       this.fetchVersion += 1;
     }
-    // Turned on, a session starts empty; turned off, it is forgotten.
+    // Turned on, a session starts with what was saved of it (nothing, for a new run); turned off,
+    // it is forgotten.
     if (!settings.sessionCookies) this.cookies = null;
-    else this.cookies ??= new CookieSession(this.clock);
+    else if (this.cookies === null) {
+      this.cookies = new CookieSession(this.clock);
+      this.cookies.restore(this.savedSession(this.runId));
+    }
     this.current = {
       settings,
       inScope,

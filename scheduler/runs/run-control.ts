@@ -9,6 +9,7 @@ import { HostedRun } from './hosted-run.js';
 import type { RunRegistry } from './run-registry.js';
 import { finishVerdict } from './run-finish.js';
 import type { RunFinished, RunHost, RunReport, RunSpec } from './run-host.js';
+import type { SessionFlusher } from './session-flusher.js';
 
 export interface RunControlDeps {
   registry: RunRegistry;
@@ -22,6 +23,8 @@ export interface RunControlDeps {
   /** The shared parts follow the runs (politeness, robots policy, render rules). */
   runsChanged: () => void;
   limitFetch: (fetch: FetchSettings) => FetchSettings;
+  /** Where the runs' sessions are kept across restarts (absent: in memory only). */
+  sessions?: Pick<SessionFlusher, 'saved' | 'forget'>;
   clock: () => number;
   logger: Logger;
 }
@@ -51,7 +54,13 @@ export class RunControl implements Omit<RunHost, 'requeue'> {
   private async start(spec: RunSpec): Promise<void> {
     const { registry, frontier, dispatcher, logger } = this.deps;
     const control = (await frontier.runs()).find((r) => r.runId === spec.runId);
-    const run = new HostedRun(spec, this.deps.clock, this.deps.limitFetch);
+    const { sessions } = this.deps;
+    const run = new HostedRun(
+      spec,
+      this.deps.clock,
+      this.deps.limitFetch,
+      sessions ? (runId) => sessions.saved(runId) : undefined,
+    );
     run.state = hostedStateOf(control);
     registry.add(run);
     this.deps.runsChanged();
@@ -96,6 +105,7 @@ export class RunControl implements Omit<RunHost, 'requeue'> {
     // Buffered tasks go back first, so that the cancel removes (and counts) them with the rest.
     const released = await this.deps.dispatcher.releaseBuffered((lease) => lease.runId === runId);
     const removed = await this.deps.frontier.cancelRun(runId);
+    this.deps.sessions?.forget(runId);
     this.deps.logger.info({ runId, removed, released }, 'run cancelled');
     return removed;
   }
@@ -103,7 +113,9 @@ export class RunControl implements Omit<RunHost, 'requeue'> {
   updateRun(runId: string, settings: CrawlSettings): Promise<void> {
     const run = this.deps.registry.get(runId);
     if (!run) return Promise.reject(runNotHosted(runId));
+    const hadSession = run.cookies !== null;
     run.update(settings);
+    if (hadSession && run.cookies === null) this.deps.sessions?.forget(runId);
     this.deps.runsChanged();
     this.deps.dispatcher.frontierChanged();
     return Promise.resolve();
@@ -115,6 +127,7 @@ export class RunControl implements Omit<RunHost, 'requeue'> {
     if ((run?.state !== 'finished' && run?.state !== 'cancelled') || runId === DEFAULT_RUN_ID) return false;
     this.deps.registry.remove(runId);
     this.deps.runsChanged();
+    this.deps.sessions?.forget(runId);
     this.deps.logger.info({ runId }, 'run no longer hosted: its end is recorded');
     // The frontier lets go of it too (durably first: a failure here is tried again at the next
     // start, see RunSync). Its outcome is logged, never awaited: letting go is bookkeeping.

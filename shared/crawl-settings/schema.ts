@@ -195,7 +195,7 @@ export const CrawlSettingsSchema = z.strictObject({
     .boolean()
     .default(false)
     .describe(
-      "Keep the cookies a host sets across the run's pages, as a browser would (one session per run and host, in the scheduler's memory); off: each page's fetch starts with none.",
+      "Keep the cookies a host sets across the run's pages, as a browser would (one session per run and host, kept by the scheduler across its restarts); off: each page's fetch starts with none.",
     ),
   // Retries
   retryDelayMs: int()

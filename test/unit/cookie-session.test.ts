@@ -91,3 +91,43 @@ test('bounded in characters: large cookies push out the domains used longest ago
   session.merge([cookie('b', 'two.test', { expires: 0 })]);
   assert.equal(session.size, 'c'.length + 'c-value'.length + 'three.test'.length + 1);
 });
+
+test('the changes to write: each domain that changed, with its cookies now, or null once it holds none', () => {
+  let now = 1_000;
+  const session = new CookieSession(() => now, { maxDomains: 2, maxPerDomain: 50, maxChars: 1_000_000 });
+  session.restore([cookie('kept', 'a.test'), cookie('gone', 'a.test', { expires: 500 })]);
+  assert.deepEqual(session.takeChanges(), new Map(), 'what was restored is no change');
+  assert.deepEqual(names(session.forUrl('https://a.test/')), ['kept']);
+
+  session.merge([cookie('new', 'b.test')]);
+  session.merge([cookie('kept', 'a.test', { expires: 0 })]);
+  assert.deepEqual(
+    session.takeChanges(),
+    new Map([
+      ['b.test', [cookie('new', 'b.test')]],
+      ['a.test', null],
+    ]),
+  );
+  assert.deepEqual(session.takeChanges(), new Map(), 'taken once');
+
+  // A domain pushed out by the bound is a change too, as is one whose cookie expired when read.
+  session.merge([cookie('late', 'c.test', { expires: 2_000 })]);
+  session.merge([cookie('last', 'd.test')]);
+  assert.deepEqual(
+    session.takeChanges(),
+    new Map([
+      ['c.test', [cookie('late', 'c.test', { expires: 2_000 })]],
+      ['b.test', null],
+      ['d.test', [cookie('last', 'd.test')]],
+    ]),
+  );
+  now = 3_000;
+  assert.deepEqual(session.forUrl('https://c.test/'), []);
+  const expired = session.takeChanges();
+  assert.deepEqual(expired, new Map([['c.test', null]]));
+
+  // Changes that could not be written are taken again, as the session holds them then.
+  session.retake(expired.keys());
+  session.merge([cookie('back', 'c.test')]);
+  assert.deepEqual(session.takeChanges(), new Map([['c.test', [cookie('back', 'c.test')]]]));
+});
