@@ -16,6 +16,7 @@ import { agentRoutes } from './routes/agents.js';
 import { healthRoute } from './routes/health.js';
 import { jobRoutes } from './routes/jobs.js';
 import { runRoutes } from './routes/runs.js';
+import { resultRoutes } from './routes/results.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { webhookRoutes } from './routes/webhooks.js';
@@ -31,6 +32,7 @@ export function masterRoutes(deps: MasterAppDeps): RouteSpec[] {
     healthRoute(deps),
     ...jobRoutes(deps),
     ...runRoutes(deps),
+    ...resultRoutes(deps),
     ...scheduleRoutes(deps),
     ...tokenRoutes(deps),
     ...alertRuleRoutes(deps),

@@ -106,6 +106,13 @@ export function buildOpenApi(routes: readonly RouteSpec[], version: string): Rec
         ...(answer.schema
           ? { content: { 'application/json': { schema: jsonSchema(answer.schema, 'output') } } }
           : {}),
+        ...(answer.mediaTypes
+          ? {
+              content: Object.fromEntries(
+                answer.mediaTypes.map((type) => [type.split(';')[0], { schema: { type: 'string' } }]),
+              ),
+            }
+          : {}),
       };
     }
     (paths[path] ??= {})[spec.method] = {

@@ -8,6 +8,8 @@ export interface ResponseSpec {
   description: string;
   /** The body's schema; none for 204. */
   schema?: z.ZodType;
+  /** A body that is not JSON (a file the route streams): its media types. */
+  mediaTypes?: readonly string[];
 }
 
 /** What a handler gets: its inputs already validated by the route's schemas. */

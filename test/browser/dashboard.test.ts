@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,7 @@ import {
   testOutputDir,
   type WatchedPage,
 } from '../helpers/browser.js';
+import { runCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
 import { isAlive } from '../helpers/process-tree.js';
 import {
@@ -268,6 +269,41 @@ describe('dashboard in a browser', () => {
       { timeoutMs: 20_000, message: 'the scheduler put the URL back into the run' },
     );
     await screenshot(page, shots, 'run-desktop');
+  });
+
+  test("the run page lists what ackcrawl extract cleaned of the run's pages, and downloads them as CSV", async () => {
+    await go(`/runs/${runId}`);
+    // The cleaner over serve's record files, into serve's own SQL store.
+    const extracted = await runCli(
+      ['extract', '--records', join(dataDir, 'crawl-output'), '--once'],
+      { ACKCRAWL_DATA_DIR: dataDir },
+      60_000,
+    );
+    assert.equal(extracted.code, 0, extracted.stderr);
+    type Results = { items: { captureId: string }[]; next: string | null };
+    const first = (await api<Results>('GET', `/runs/${runId}/results?limit=500`)).body;
+    assert.ok(first.items.length > 0, 'the cleaner wrote rows for the run');
+    const row = byId('results-table').locator('[data-testid="result-row"]').first();
+    await row.waitFor({ timeout: 15_000 });
+    assert.ok(((await row.locator('[data-field="title"]').textContent()) ?? '').trim().length > 0);
+    const [download] = await Promise.all([page.waitForEvent('download'), byId('results-export-csv').click()]);
+    assert.equal(download.suggestedFilename(), `run-${runId}-results.csv`);
+    const csv = readFileSync((await download.path()) as string, 'utf8');
+    assert.match(csv, /^capture_id,url,status,title,/);
+    // Every result of the run is a row of the file (the file is read up to its last page).
+    const ids = first.items.map((r) => r.captureId);
+    for (let after = first.next; after !== null;) {
+      const more: Results = (
+        await api<Results>('GET', `/runs/${runId}/results?limit=500&after=${encodeURIComponent(after)}`)
+      ).body;
+      ids.push(...more.items.map((r) => r.captureId));
+      after = more.next;
+    }
+    assert.deepEqual(
+      ids.filter((id) => !csv.includes(`\n${id},`)),
+      [],
+      'every result in the CSV',
+    );
   });
 
   test('creating a job with a bad field shows the error by that field, and nothing is made', async () => {

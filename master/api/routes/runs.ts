@@ -31,6 +31,12 @@ function runNotFound(id: string): AppError {
   return new AppError('RUN_NOT_FOUND', `no run ${id}`);
 }
 
+export async function requireRun(deps: MasterAppDeps, id: string): Promise<RunRow> {
+  const run = await deps.store.runs.get(id);
+  if (run === null) throw runNotFound(id);
+  return run;
+}
+
 /** Runs: executions of a job, and the commands that steer them. */
 export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
   const { store } = deps;
@@ -38,11 +44,6 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
     ...runView(row, deps.clock.now(), deps.options.staleAfterMs),
     settings: settingsShownTo(caller, row.settings),
   });
-  const requireRun = async (id: string): Promise<RunRow> => {
-    const run = await store.runs.get(id);
-    if (run === null) throw runNotFound(id);
-    return run;
-  };
   const notify = (command: Parameters<typeof deps.runControl.publish>[0]): Promise<void> =>
     notifySchedulers(deps, command);
   const listRuns = async (
@@ -79,7 +80,7 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
       responses: { 200: { description: 'The run after the change.', schema: runSchema } },
       errors: { 409: 'RUN_STATE_CONFLICT' },
       async handle({ params, caller }) {
-        const run = await requireRun(params.id);
+        const run = await requireRun(deps, params.id);
         const rule = RUN_ACTIONS[name];
         const now = deps.clock.now();
         const changed = rule.from.includes(run.state)
@@ -159,7 +160,7 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
       lookup: true,
       responses: { 200: { description: 'The run.', schema: runSchema } },
       async handle({ params, caller }) {
-        return { status: 200, body: view(await requireRun(params.id), caller) };
+        return { status: 200, body: view(await requireRun(deps, params.id), caller) };
       },
     }),
     action('pause', 'Pause a run: its dispatch stops, its queued work stays'),
@@ -177,7 +178,7 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
       lookup: true,
       responses: { 200: { description: 'A page of failures.', schema: pageOf(failureSchema) } },
       async handle({ params, query }) {
-        const run = await requireRun(params.id);
+        const run = await requireRun(deps, params.id);
         const page = await store.logs.list(run.id, {
           limit: query.limit,
           after: query.after ?? null,
@@ -212,7 +213,7 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
       },
       errors: { 404: 'FAILURE_NOT_FOUND', 409: 'FAILURE_NOT_FINAL' },
       async handle({ params }) {
-        const run = await requireRun(params.id);
+        const run = await requireRun(deps, params.id);
         const failure = await store.logs.get(params.failureId);
         if (failure === null || failure.runId !== run.id) {
           throw new AppError('FAILURE_NOT_FOUND', `no failure ${params.failureId} in run ${run.id}`);
@@ -265,7 +266,7 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
       },
       errors: { 503: 'NO_SCHEDULER' },
       async handle({ params, query }) {
-        const run = await requireRun(params.id);
+        const run = await requireRun(deps, params.id);
         if (run.state === 'queued' || FINAL_RUN_STATES.includes(run.state))
           return { status: 200, body: await explainUnhostedRun(run, query.url, store.logs) };
         return {
@@ -287,7 +288,7 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
       responses: { 200: { description: "The scheduler's answer.", schema: runHostsSchema } },
       errors: { 503: 'NO_SCHEDULER' },
       async handle({ params, query }) {
-        const run = await requireRun(params.id);
+        const run = await requireRun(deps, params.id);
         const none = (note: string) => ({
           status: 200 as const,
           body: { runId: run.id, at: toIso(deps.clock.now()), items: [], note },

@@ -1,8 +1,9 @@
-import type { Command } from 'commander';
-import { readFileSync } from 'node:fs';
+import { Option, type Command } from 'commander';
+import { createWriteStream, readFileSync, statSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { AppError, InvalidInputError } from '../../../shared/errors.js';
 import { masterAction } from './act.js';
-import type { MasterClientEnv } from './master-client.js';
+import { createMasterClient, type MasterClientEnv } from './master-client.js';
 import { registerScheduleCommands } from './schedule-commands.js';
 import type { WhyAnswer } from '../../../shared/protocol/why.js';
 import { formatWhy } from '../why-format.js';
@@ -159,6 +160,35 @@ export function registerJobsCommands(
         return { json: answer, text: formatWhy(answer) };
       }),
     );
+
+  jobs
+    .command('results')
+    .description(
+      "a run's cleaned results (what ackcrawl extract made of its pages) as one file: JSON Lines or CSV, to stdout or --out",
+    )
+    .argument('<run-id>')
+    .addOption(
+      new Option('--format <format>', 'jsonl: one JSON object a line; csv: a header row, then one row each')
+        .choices(['jsonl', 'csv'])
+        .default('jsonl'),
+    )
+    .option('--no-text', "leave out each article's text")
+    .option('--out <file>', 'write the file here instead of to stdout')
+    .action(async (runId: string, options: { format: string; text: boolean; out?: string }) => {
+      try {
+        const client = createMasterClient(env());
+        const query = `format=${options.format}&text=${String(options.text)}`;
+        const body = await client.download(`/runs/${encodeURIComponent(runId)}/results/export?${query}`);
+        if (options.out === undefined) {
+          await pipeline(body, process.stdout, { end: false });
+          return;
+        }
+        await pipeline(body, createWriteStream(options.out));
+        write(`wrote run ${runId}'s results to ${options.out} (${statSync(options.out).size} bytes)\n`);
+      } catch (err) {
+        fail(err);
+      }
+    });
 
   for (const [name, what] of [
     ['pause', 'pause a run (its queued work stays)'],

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
 import { AppError, InvalidInputError, errorMessage } from '../../../shared/errors.js';
 import { ADMIN_TOKEN_FILE } from '../../api/auth/bootstrap-admin.js';
 
@@ -17,6 +18,8 @@ export interface MasterClientEnv {
 export interface MasterClient {
   readonly baseUrl: string;
   call(method: string, path: string, body?: unknown): Promise<unknown>;
+  /** A GET whose answer is a file (an export): its body as a stream. */
+  download(path: string): Promise<Readable>;
 }
 
 /** The token people use: ACKCRAWL_TOKEN, else the admin token a master here wrote to its data dir. */
@@ -35,50 +38,69 @@ export function masterToken(env: MasterClientEnv): string {
 export function createMasterClient(env: MasterClientEnv): MasterClient {
   const baseUrl = (env.masterUrl || DEFAULT_MASTER_URL).replace(/\/+$/, '');
   const token = masterToken(env);
+  const request = async (
+    method: string,
+    path: string,
+    init: { accept: string; body?: unknown; timeoutMs: number | null },
+  ): Promise<Response> => {
+    try {
+      return await fetch(`${baseUrl}/api/v1${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: init.accept,
+          ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+        ...(init.timeoutMs === null ? {} : { signal: AbortSignal.timeout(init.timeoutMs) }),
+      });
+    } catch (err) {
+      throw new AppError(
+        'MASTER_UNREACHABLE',
+        `cannot reach the master at ${baseUrl} (${errorMessage(err)}); is ACKCRAWL_MASTER_URL right?`,
+        { cause: err },
+      );
+    }
+  };
   return {
     baseUrl,
     async call(method, path, body) {
-      let response: Response;
-      try {
-        response = await fetch(`${baseUrl}/api/v1${path}`, {
-          method,
-          headers: {
-            authorization: `Bearer ${token}`,
-            accept: 'application/json',
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-          signal: AbortSignal.timeout(30_000),
-        });
-      } catch (err) {
-        throw new AppError(
-          'MASTER_UNREACHABLE',
-          `cannot reach the master at ${baseUrl} (${errorMessage(err)}); is ACKCRAWL_MASTER_URL right?`,
-          {
-            cause: err,
-          },
-        );
-      }
+      const response = await request(method, path, { accept: 'application/json', body, timeoutMs: 30_000 });
       if (response.status === 204) return null;
       const text = await response.text();
-      let json: unknown = null;
+      if (!response.ok) throw refused(response.status, text);
       try {
-        json = JSON.parse(text);
+        return JSON.parse(text) as unknown;
       } catch {
-        // answered below
+        return null;
       }
-      if (response.ok) return json;
-      const error = (
-        json as {
-          error?: { code?: string; message?: string; problems?: { field: string; message: string }[] };
-        } | null
-      )?.error;
-      const problems = (error?.problems ?? []).map((p) => `\n  ${p.field}: ${p.message}`).join('');
-      throw new AppError(
-        'MASTER_REFUSED',
-        `${response.status} ${error?.code ?? 'error'}: ${error?.message ?? text.slice(0, 200)}${problems}`,
-        { status: response.status >= 500 ? undefined : 400, details: { code: error?.code } },
-      );
+    },
+    async download(path) {
+      // A large export takes as long as it takes: no overall timeout, the server streams it.
+      const response = await request('GET', path, { accept: '*/*', timeoutMs: null });
+      if (!response.ok || response.body === null) throw refused(response.status, await response.text());
+      return Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
     },
   };
+}
+
+/** The master's error answer as an AppError (its code in `details.code`). */
+function refused(status: number, text: string): AppError {
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // not JSON: its first characters are shown
+  }
+  const error = (
+    json as {
+      error?: { code?: string; message?: string; problems?: { field: string; message: string }[] };
+    } | null
+  )?.error;
+  const problems = (error?.problems ?? []).map((p) => `\n  ${p.field}: ${p.message}`).join('');
+  return new AppError(
+    'MASTER_REFUSED',
+    `${status} ${error?.code ?? 'error'}: ${error?.message ?? text.slice(0, 200)}${problems}`,
+    { status: status >= 500 ? undefined : 400, details: { code: error?.code } },
+  );
 }

@@ -112,6 +112,27 @@ export async function request<T>(method: string, path: string, options: RequestO
 }
 
 export const get = <T>(path: string): Promise<T> => request<T>('GET', path);
+
+/** Saves what a GET answers as a file named `filename` (the token goes in the header, as for every call). */
+export async function download(path: string, filename: string): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(`${API}${path}`, { headers: authHeaders() });
+  } catch (err) {
+    throw new ApiError(0, 'NETWORK', `the master did not answer (${(err as Error).message})`);
+  }
+  if (!res.ok) {
+    const error = await toError(res);
+    if (res.status === 401) onUnauthorized();
+    throw error;
+  }
+  const url = URL.createObjectURL(await res.blob());
+  const link = Object.assign(document.createElement('a'), { href: url, download: filename });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
 export const post = <T>(path: string, body?: unknown): Promise<T> => request<T>('POST', path, { body });
 export const put = <T>(path: string, body?: unknown): Promise<T> => request<T>('PUT', path, { body });
 export const patch = <T>(path: string, body?: unknown): Promise<T> => request<T>('PATCH', path, { body });

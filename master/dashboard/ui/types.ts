@@ -211,3 +211,19 @@ export interface LiveSnapshot {
   alerts: Alert[];
   point: LivePoint;
 }
+
+/** What `ackcrawl extract` made of one capture of a run's page (GET /runs/{id}/results). */
+export interface Result {
+  captureId: string;
+  url: string;
+  status: number | null;
+  title: string | null;
+  author: string | null;
+  publishedAt: string | null;
+  language: string | null;
+  description: string | null;
+  canonicalUrl: string | null;
+  fetchedAt: string | null;
+  at: string;
+  data: unknown;
+}

@@ -1,4 +1,4 @@
-/** One run: live state and counters, controls, throughput, hosts, failures, settings, "why not yet?". */
+/** One run: live state and counters, controls, throughput, hosts, failures, results, settings, "why not yet?". */
 import { enc, get, post } from '../api.js';
 import { TimeChart } from '../charts.js';
 import { card, h, replace, setField } from '../dom.js';
@@ -9,6 +9,7 @@ import { COUNTERS, progressBar, setProgress } from '../runs-view.js';
 import { settingsList } from '../settings-view.js';
 import type { LiveRun, Run } from '../types.js';
 import { failuresPart, hostsPart, whyPart } from './run-parts.js';
+import { resultsPart } from './run-results.js';
 
 const POLL_MS = 5_000;
 
@@ -52,6 +53,7 @@ export function runPage({ live }: PageContext, runId: string): Page {
     const chart = new TimeChart(chartBox, { format: (v) => dec(v), fill: true });
     const hosts = hostsPart(runId);
     const failures = failuresPart(runId);
+    const results = resultsPart(runId);
 
     let current: LiveRun = run;
     const show = (r: LiveRun): void => {
@@ -117,6 +119,7 @@ export function runPage({ live }: PageContext, runId: string): Page {
     const poll = (): void => {
       void hosts.refresh();
       void failures.refresh();
+      void results.refresh();
       if (!inSnapshot) get<Run>(`/runs/${enc(runId)}`).then(show, () => undefined);
     };
     poll();
@@ -140,6 +143,7 @@ export function runPage({ live }: PageContext, runId: string): Page {
       h('div', { class: 'grid2' }, card('Throughput (pages/s)', chartBox), card('Details', details)),
       card('Top hosts', hosts.el),
       card('Failures', failures.el),
+      card('Results', results.el),
       card(
         'Why not yet?',
         h('p', { class: 'muted' }, 'Where a URL is in this run and what it waits for.'),
