@@ -1,44 +1,15 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
 import { readRecords } from '../helpers/records.js';
-
-interface Site {
-  origin: string;
-  host: string;
-  /** Each request's path and the headers it came with. */
-  seen: { path: string; headers: IncomingMessage['headers'] }[];
-  close(): Promise<void>;
-}
-
-async function listen(
-  host: string,
-  handle: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<Site> {
-  const seen: Site['seen'] = [];
-  const server: Server = createServer((req, res) => {
-    seen.push({ path: req.url ?? '', headers: req.headers });
-    handle(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const authority = `${host}:${(server.address() as AddressInfo).port}`;
-  return {
-    origin: `http://${authority}`,
-    host: authority,
-    seen,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-const page = (res: ServerResponse, links: string[]): void => {
-  res.writeHead(200, { 'content-type': 'text/html' });
-  res.end(`<!doctype html><body>${links.map((l) => `<a href="${l}">${l}</a>`).join('')}</body>`);
-};
+import {
+  linksPage as page,
+  startRecordingSite as listen,
+  type RecordingSite as Site,
+} from '../helpers/recording-site.js';
 
 /**
  * A site that answers only requests carrying its API key (401 otherwise), robots.txt included, as

@@ -1,41 +1,15 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runCli } from '../helpers/cli.js';
 import { readRecords } from '../helpers/records.js';
-
-interface Site {
-  origin: string;
-  /** Each request's path and the Cookie header it came with ('' without one). */
-  seen: { path: string; cookie: string }[];
-  close(): Promise<void>;
-}
-
-async function listen(
-  host: string,
-  handle: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<Site> {
-  const seen: Site['seen'] = [];
-  const server: Server = createServer((req, res) => {
-    seen.push({ path: req.url ?? '', cookie: req.headers.cookie ?? '' });
-    handle(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  return {
-    origin: `http://${host}:${(server.address() as AddressInfo).port}`,
-    seen,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-const page = (res: ServerResponse, links: string[], headers: Record<string, string> = {}): void => {
-  res.writeHead(200, { 'content-type': 'text/html', ...headers });
-  res.end(`<!doctype html><body>${links.map((l) => `<a href="${l}">${l}</a>`).join('')}</body>`);
-};
+import {
+  linksPage as page,
+  startRecordingSite as listen,
+  type RecordingSite as Site,
+} from '../helpers/recording-site.js';
 
 /**
  * A site that greets a visitor with a session cookie on its home page and answers its other pages
@@ -102,7 +76,7 @@ describe('ackcrawl crawl --session-cookies: a host sees one visitor across its p
     assert.equal(status.get('/a'), 403);
     assert.equal(status.get('/b'), 403);
     assert.ok(
-      site.seen.every((r) => r.cookie === ''),
+      site.seen.every((r) => (r.headers.cookie ?? '') === ''),
       'no request carried a cookie',
     );
   });
@@ -116,13 +90,13 @@ describe('ackcrawl crawl --session-cookies: a host sees one visitor across its p
       ['/c', 200],
       ['/elsewhere', 200],
     ]);
-    const cookieOf = new Map(site.seen.map((r) => [r.path, r.cookie]));
+    const cookieOf = new Map(site.seen.map((r) => [r.path, r.headers.cookie ?? '']));
     assert.equal(cookieOf.get('/'), '', 'the first visit brings none');
     assert.equal(cookieOf.get('/b'), 'sid=s1');
     assert.match(cookieOf.get('/c') ?? '', /sid=s1/);
     assert.ok(other.seen.some((r) => r.path === '/elsewhere'));
     assert.ok(
-      other.seen.every((r) => r.cookie === ''),
+      other.seen.every((r) => (r.headers.cookie ?? '') === ''),
       `the other host never got a cookie: ${JSON.stringify(other.seen)}`,
     );
   });

@@ -113,6 +113,27 @@ export async function request<T>(method: string, path: string, options: RequestO
 
 export const get = <T>(path: string): Promise<T> => request<T>('GET', path);
 
+/**
+ * The first `count` items of a paged list (`?limit=&after=`), read `pageSize` at a time, and
+ * whether there are more.
+ */
+export async function getFirst<T>(
+  path: string,
+  count: number,
+  pageSize: number,
+): Promise<{ items: T[]; more: boolean }> {
+  const items: T[] = [];
+  let after: string | null = null;
+  const sep = path.includes('?') ? '&' : '?';
+  do {
+    const query: string = `limit=${pageSize}${after === null ? '' : `&after=${enc(after)}`}`;
+    const page: { items: T[]; next: string | null } = await get(`${path}${sep}${query}`);
+    items.push(...page.items);
+    after = page.next;
+  } while (after !== null && items.length < count);
+  return { items: items.slice(0, count), more: after !== null || items.length > count };
+}
+
 /** Saves what a GET answers as a file named `filename` (the token goes in the header, as for every call). */
 export async function download(path: string, filename: string): Promise<void> {
   let res: Response;

@@ -1,9 +1,9 @@
 /** The run page's polled parts: top hosts, failures (with retry), and "why not yet?". */
-import { ApiError, enc, errorText, get, isUnavailable, post } from '../api.js';
+import { ApiError, enc, errorText, get, getFirst, isUnavailable, post } from '../api.js';
 import { h, liveTable, replace, setField, syncRows } from '../dom.js';
 import { toast } from '../feedback.js';
 import { ago, dateTime, ms, num } from '../format.js';
-import type { Failure, HostState, Page, WhyAnswer } from '../types.js';
+import type { Failure, HostState, WhyAnswer } from '../types.js';
 
 export function hostsPart(runId: string): { el: HTMLElement; refresh(): Promise<void> } {
   const note = h('p', { class: 'muted' });
@@ -137,16 +137,9 @@ export function failuresPart(runId: string): { el: HTMLElement; refresh(): Promi
 
   async function refresh(): Promise<void> {
     try {
-      const items: Failure[] = [];
-      let after: string | null = null;
-      do {
-        const query: string = `limit=100${after === null ? '' : `&after=${enc(after)}`}`;
-        const page: Page<Failure> = await get<Page<Failure>>(`/runs/${enc(runId)}/failures?${query}`);
-        items.push(...page.items);
-        after = page.next;
-      } while (after !== null && items.length < shown);
-      more.hidden = after === null;
-      syncRows(table.body, items.slice(0, shown), (f) => f.id, create, update, {
+      const { items, more: hasMore } = await getFirst<Failure>(`/runs/${enc(runId)}/failures`, shown, 100);
+      more.hidden = !hasMore;
+      syncRows(table.body, items, (f) => f.id, create, update, {
         text: 'No failures.',
         colspan: 7,
       });

@@ -1,9 +1,9 @@
 /** The run page's results: what `ackcrawl extract` cleaned of its pages, and the run's export. */
-import { download, enc, errorText, get } from '../api.js';
+import { download, enc, errorText, getFirst } from '../api.js';
 import { h, liveTable, setField, syncRows } from '../dom.js';
 import { toast } from '../feedback.js';
 import { dateTime, num } from '../format.js';
-import type { Page, Result } from '../types.js';
+import type { Result } from '../types.js';
 
 const PAGE = 50;
 
@@ -73,16 +73,9 @@ export function resultsPart(runId: string): { el: HTMLElement; refresh(): Promis
 
   async function refresh(): Promise<void> {
     try {
-      const items: Result[] = [];
-      let after: string | null = null;
-      do {
-        const query: string = `limit=${PAGE}${after === null ? '' : `&after=${enc(after)}`}`;
-        const page: Page<Result> = await get<Page<Result>>(`/runs/${enc(runId)}/results?${query}`);
-        items.push(...page.items);
-        after = page.next;
-      } while (after !== null && items.length < shown);
-      more.hidden = after === null;
-      syncRows(table.body, items.slice(0, shown), (r) => r.captureId, create, update, {
+      const { items, more: hasMore } = await getFirst<Result>(`/runs/${enc(runId)}/results`, shown, PAGE);
+      more.hidden = !hasMore;
+      syncRows(table.body, items, (r) => r.captureId, create, update, {
         text: 'No results yet: run ackcrawl extract on the run’s pages (docs/extract.md).',
         colspan: 5,
       });
