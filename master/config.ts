@@ -33,6 +33,13 @@ export const masterConfigSchema = z
     agentSweepMs: field.int(100).default(1_000),
     /** How often the master ends runs past their maxDurationMs. */
     runLimitSweepMs: field.int(100).default(1_000),
+    /**
+     * Runs that ended more than this many days ago are deleted with their failure log and results
+     * (0: kept for ever).
+     */
+    runRetentionDays: z.coerce.number().min(0).default(0),
+    /** How often the master looks for runs past their retention. */
+    runRetentionSweepMs: field.int(1_000).default(3_600_000),
     /** How commands reach schedulers: a RabbitMQ fanout exchange, or nowhere but this process. */
     runControl: z.enum(['rabbitmq', 'local']).default('rabbitmq'),
     /** RabbitMQ: one URL, or the nodes of a cluster (spaces or commas), tried in turn. */

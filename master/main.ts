@@ -31,6 +31,7 @@ import { fleetFacts } from './alerts/fleet-facts.js';
 import { hashSecret } from './api/auth/secrets.js';
 import { startLostSweeper } from './fleet/lost-sweeper.js';
 import { startTimeLimits } from './runs/time-limits.js';
+import { startRunRetention } from './runs/retention.js';
 import { createMasterApp } from './api/app.js';
 import { LiveSampler } from './dashboard/live-sampler.js';
 import { bootstrapAdminToken } from './api/auth/bootstrap-admin.js';
@@ -138,6 +139,20 @@ export async function startMaster(
       logger: logger.child({ module: 'time-limits' }),
     });
     closing.push(() => timeLimits.close());
+    if (config.runRetentionDays > 0) {
+      const retention = startRunRetention({
+        runs: store.runs,
+        days: config.runRetentionDays,
+        everyMs: config.runRetentionSweepMs,
+        now: Date.now,
+        logger: logger.child({ module: 'retention' }),
+      });
+      closing.push(() => retention.close());
+      // The first pass at start: a master restarted every day still keeps its word.
+      retention
+        .sweep()
+        .catch((err: unknown) => logger.warn({ err }, 'run retention pass failed; trying again'));
+    }
     const schedules = createScheduleLoop({
       store,
       engine: cron,

@@ -167,6 +167,15 @@ export interface RunRepository {
   ): Promise<void>;
   /** Runs that ended at or after `at` (any final state), soonest end first, at most `limit` (1..500). */
   endedSince(at: number, limit: number): Promise<RunRow[]>;
+  /**
+   * Deletes a run that is in one of `states` (the API passes the final ones), and in the same
+   * transaction what SQL holds of it: its failure log, results, extract failures and the frontier's
+   * rows (a schedule's fire keeps its row, without the run). False when there is no such run in
+   * those states.
+   */
+  delete(id: string, states: readonly RunState[]): Promise<boolean>;
+  /** Ids of the runs that ended before `at`, soonest end first, at most `limit` (1..500). */
+  endedBefore(at: number, limit: number): Promise<string[]>;
 }
 
 // ---- logs: every retry and final failure ---------------------------------------------------

@@ -163,6 +163,30 @@ export function runRoutes(deps: MasterAppDeps): RouteSpec[] {
         return { status: 200, body: view(await requireRun(deps, params.id), caller) };
       },
     }),
+    route({
+      method: 'delete',
+      path: '/runs/:id',
+      operationId: 'deleteRun',
+      summary: 'Delete an ended run with its failure log and results (its job stays)',
+      tag: 'runs',
+      scope: 'admin',
+      params: idParams,
+      lookup: true,
+      responses: { 204: { description: 'Deleted.' } },
+      errors: { 409: 'RUN_STATE_CONFLICT' },
+      async handle({ params }) {
+        const run = await requireRun(deps, params.id);
+        if (!(await store.runs.delete(run.id, FINAL_RUN_STATES))) {
+          const current = await store.runs.get(run.id);
+          if (current === null) throw runNotFound(run.id);
+          throw new AppError(
+            'RUN_STATE_CONFLICT',
+            `run ${run.id} is ${current.state}: only a run that ended (${FINAL_RUN_STATES.join(', ')}) is deleted; cancel it first`,
+          );
+        }
+        return { status: 204 };
+      },
+    }),
     action('pause', 'Pause a run: its dispatch stops, its queued work stays'),
     action('resume', 'Resume a paused run'),
     action('cancel', 'Cancel a run: its queued work is dropped and it ends cancelled'),

@@ -162,6 +162,18 @@ export function registerJobsCommands(
     );
 
   jobs
+    .command('delete-run')
+    .description("delete an ended run with its failure log and results (an admin token's; the job stays)")
+    .argument('<run-id>')
+    .option('--json', 'print the answer as JSON')
+    .action(
+      act(async (client, runId: string, _options: Output) => {
+        await client.call('DELETE', `/runs/${encodeURIComponent(runId)}`);
+        return { json: { id: runId, deleted: true }, text: `deleted run ${runId}` };
+      }),
+    );
+
+  jobs
     .command('results')
     .description(
       "a run's cleaned results (what ackcrawl extract made of its pages) as one file: JSON Lines or CSV, to stdout or --out",

@@ -9,6 +9,7 @@ import {
   FAILURE_COLUMNS,
   RESULT_COLUMNS,
   RUN_COLUMNS,
+  RUN_FORGET,
   TOKEN_COLUMNS,
   VERSION_TABLE,
   columnCount,
@@ -65,6 +66,9 @@ const common: Statements = {
   runTransition,
   runReport:
     'UPDATE runs SET done = $2, failed = $3, queued = $4, in_flight = $5, pages_per_second = $6, scheduler_id = $7, heartbeat_at = $8, not_modified = $9, stall_since = $10, stall = $11 WHERE id = $1',
+  runDelete: (states) => `DELETE FROM runs WHERE id = $1 AND state IN (${placeholderList($, 2, states)})`,
+  runForget: RUN_FORGET.map((statement) => statement('$1')),
+  runEndedBefore: 'SELECT id FROM runs WHERE ended_at < $1 ORDER BY ended_at, id LIMIT $2',
 
   logInsert: (rows) => `INSERT INTO logs (${LOG_INSERT_COLUMNS}) VALUES ${valuesList($, rows, 7)}`,
   logList: `SELECT ${LOG_COLUMNS} FROM logs WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3`,

@@ -9,6 +9,7 @@ import {
   FAILURE_COLUMNS,
   RESULT_COLUMNS,
   RUN_COLUMNS,
+  RUN_FORGET,
   TOKEN_COLUMNS,
   VERSION_TABLE,
   columnCount,
@@ -82,6 +83,9 @@ export const MSSQL_STATEMENTS: Statements = {
   runTransition,
   runReport:
     'UPDATE runs SET done = @v2, failed = @v3, queued = @v4, in_flight = @v5, pages_per_second = @v6, scheduler_id = @v7, heartbeat_at = @v8, not_modified = @v9, stall_since = @v10, stall = @v11 WHERE id = @v1',
+  runDelete: (states) => `DELETE FROM runs WHERE id = @v1 AND state IN (${placeholderList(v, 2, states)})`,
+  runForget: RUN_FORGET.map((statement) => statement('@v1')),
+  runEndedBefore: 'SELECT TOP (@v2) id FROM runs WHERE ended_at < @v1 ORDER BY ended_at, id',
 
   logInsert: (rows) => `INSERT INTO logs (${LOG_INSERT_COLUMNS}) VALUES ${valuesList(v, rows, 7)}`,
   logList: `SELECT TOP (@v3) ${LOG_COLUMNS} FROM logs WHERE run_id = @v1 AND id > @v2 ORDER BY id`,

@@ -54,6 +54,15 @@ export interface Statements {
   runTransition(fromCount: number): string;
   /** id, done, failed, queued, in_flight, pages_per_second, scheduler_id, heartbeat_at, not_modified, stall_since, stall */
   runReport: string;
+  /** id, then the states the run may be in (1..MAX_STATES): deletes the run's row */
+  runDelete(states: number): string;
+  /**
+   * id: what the other tables hold of a deleted run goes (its failures, results, extract failures,
+   * the frontier's rows); a schedule's fire keeps its row, without the run.
+   */
+  runForget: readonly string[];
+  /** at, limit: ids of the runs that ended before `at`, soonest end first */
+  runEndedBefore: string;
 
   /** `rows` rows of run_id, url, code, attempts, last_error, final, at (1..LOG_INSERT_CHUNK) */
   logInsert(rows: number): string;
@@ -192,3 +201,13 @@ export const MAX_STATES = 6;
 export function placeholderList(placeholder: (n: number) => string, first: number, count: number): string {
   return Array.from({ length: count }, (_, i) => placeholder(first + i)).join(', ');
 }
+
+/** What SQL holds of a run besides its row, each statement given the placeholder of the run's id. */
+export const RUN_FORGET: readonly ((id: string) => string)[] = [
+  (id) => `DELETE FROM logs WHERE run_id = ${id}`,
+  (id) => `DELETE FROM results WHERE run_id = ${id}`,
+  (id) => `DELETE FROM extract_failures WHERE run_id = ${id}`,
+  (id) => `DELETE FROM frontier_seen WHERE run_id = ${id}`,
+  (id) => `DELETE FROM frontier_counts WHERE run_id = ${id}`,
+  (id) => `UPDATE schedule_fires SET run_id = NULL WHERE run_id = ${id}`,
+];

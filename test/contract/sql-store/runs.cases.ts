@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { RunState } from '../../../shared/ports/sql-store.js';
 import type { DefineCase } from '../sql-store.contract.js';
 import { allPages, job, rejectsWith, run } from './expect.js';
+import { result } from './logs-results.cases.js';
 
 export function runCases(define: DefineCase): void {
   define('runs: create and get keep every field, counters and the settings snapshot', async ({ store }) => {
@@ -222,6 +223,98 @@ export function runCases(define: DefineCase): void {
       );
       assert.deepEqual(made.stall, { since: 7, reason: 'SINK_DISK_FULL' });
       assert.deepEqual((await store.runs.get('b'))?.stall, { since: 7, reason: 'SINK_DISK_FULL' });
+    },
+  );
+
+  define(
+    'runs: delete takes an ended run and what SQL holds of it, leaves other runs and open ones whole',
+    async ({ store }) => {
+      const j = await store.jobs.create(job());
+      const old = await store.runs.create(run(j.id, { id: 'old', state: 'succeeded', endedAt: 100 }));
+      await store.runs.create(run(j.id, { id: 'kept', state: 'failed', endedAt: 200 }));
+      await store.runs.create(run(j.id, { id: 'live', state: 'running' }));
+      for (const id of ['old', 'kept', 'live']) {
+        await store.logs.append([
+          {
+            runId: id,
+            url: `http://127.0.0.1/${id}`,
+            code: 'TIMEOUT',
+            attempts: 1,
+            lastError: 'slow',
+            final: true,
+            at: 5,
+          },
+        ]);
+        await store.results.upsert([result(`cap-${id}`, { runId: id, jobId: j.id })]);
+        await store.seen.claim('frontier', id, ['0123456789abcdef0123456789abcdef'], {
+          schedulerId: 's1',
+          at: 1,
+        });
+        await store.seen.reportCounts('frontier', 's1', 1, [{ runId: id, total: 1, done: 1, failed: 0 }]);
+      }
+      await store.extractFailures.record([
+        {
+          source: 'file:a:1',
+          captureId: 'cap-x',
+          runId: 'old',
+          url: null,
+          code: 'EXTRACT_NOT_HTML',
+          reason: 'json',
+          at: 1,
+        },
+      ]);
+      await store.schedules.put({
+        id: 's1',
+        jobId: j.id,
+        expression: '0 * * * * *',
+        timeZone: 'UTC',
+        overlap: 'skip',
+        misfire: 'run-once',
+        enabled: true,
+        waitingFireAt: null,
+        createdAt: 1,
+        updatedAt: 1,
+      });
+      const fire = {
+        scheduleId: 's1',
+        fireAt: 60_000,
+        claimedAt: 60_001,
+        claimedBy: 'm',
+        outcome: 'claimed' as const,
+        runId: null,
+        missed: 0,
+      };
+      await store.schedules.claimFire(fire);
+      await store.schedules.settleFire('s1', 60_000, 'started', 'old');
+
+      assert.deepEqual(await store.runs.endedBefore(150, 10), ['old']);
+      assert.deepEqual(await store.runs.endedBefore(1_000, 10), ['old', 'kept']);
+      assert.deepEqual(await store.runs.endedBefore(1_000, 1), ['old']);
+
+      const ended = ['succeeded', 'failed', 'cancelled'] as const;
+      assert.equal(await store.runs.delete('live', ended), false, 'a running run is not deleted');
+      assert.equal(await store.runs.delete('nope', ended), false);
+      assert.equal(await store.runs.delete(old.id, []), false);
+      assert.equal(await store.runs.delete(old.id, ended), true);
+      assert.equal(await store.runs.delete(old.id, ended), false, 'once');
+
+      assert.equal(await store.runs.get('old'), null);
+      assert.deepEqual((await store.logs.list('old')).items, []);
+      assert.deepEqual((await store.results.list('old')).items, []);
+      assert.deepEqual((await store.extractFailures.list()).items, []);
+      assert.equal(await store.seen.count('frontier', 'old'), 0);
+      assert.deepEqual((await store.seen.listCounts('frontier')).map((c) => c.runId).sort(), [
+        'kept',
+        'live',
+      ]);
+      assert.equal((await store.schedules.lastFire('s1'))?.runId, null, 'the fire stays, without its run');
+      for (const id of ['kept', 'live']) {
+        assert.ok(await store.runs.get(id));
+        assert.equal((await store.logs.list(id)).items.length, 1);
+        assert.equal((await store.results.list(id)).items.length, 1);
+        assert.equal(await store.seen.count('frontier', id), 1);
+      }
+      assert.deepEqual(await store.runs.endedBefore(1_000, 10), ['kept']);
     },
   );
 }

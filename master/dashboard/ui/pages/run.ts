@@ -1,5 +1,5 @@
 /** One run: live state and counters, controls, throughput, hosts, failures, results, settings, "why not yet?". */
-import { enc, get, post } from '../api.js';
+import { del, enc, get, post } from '../api.js';
 import { TimeChart } from '../charts.js';
 import { card, h, replace, setField } from '../dom.js';
 import { pageError, runAction } from '../feedback.js';
@@ -34,6 +34,7 @@ export function runPage({ live }: PageContext, runId: string): Page {
     const pause = h('button', { 'data-testid': 'run-pause' }, 'Pause');
     const resume = h('button', { 'data-testid': 'run-resume' }, 'Resume');
     const cancel = h('button', { class: 'danger', 'data-testid': 'run-cancel' }, 'Cancel');
+    const remove = h('button', { class: 'danger', 'data-testid': 'run-delete', hidden: true }, 'Delete');
     const counters = h(
       'div',
       { class: 'counters', 'data-testid': 'run-counters' },
@@ -65,6 +66,7 @@ export function runPage({ live }: PageContext, runId: string): Page {
       pause.disabled = !(r.state === 'queued' || r.state === 'running');
       resume.disabled = r.state !== 'paused';
       cancel.disabled = !(r.state === 'queued' || r.state === 'running' || r.state === 'paused');
+      remove.hidden = !(r.state === 'succeeded' || r.state === 'failed' || r.state === 'cancelled');
       const rows: [string, string][] = [
         ['Created', `${dateTime(r.createdAt)} (${ago(r.createdAt)})`],
         ['Started', r.startedAt ? `${dateTime(r.startedAt)} (${ago(r.startedAt)})` : '–'],
@@ -94,6 +96,14 @@ export function runPage({ live }: PageContext, runId: string): Page {
     control(pause, 'pause');
     control(resume, 'resume');
     control(cancel, 'cancel', 'Cancel this run? Its queued work is dropped; this cannot be undone.');
+    remove.addEventListener('click', () => {
+      void runAction(remove, () => del(`/runs/${enc(runId)}`), {
+        confirm: 'Delete this run with its failures and results? Its job stays; this cannot be undone.',
+        done: 'Run deleted.',
+      }).then((deleted) => {
+        if (deleted) location.assign(href('jobs', run.jobId));
+      });
+    });
     show(run);
 
     const drawChart = (): void => {
@@ -137,7 +147,7 @@ export function runPage({ live }: PageContext, runId: string): Page {
           h('h1', {}, 'Run ', h('span', { class: 'mono' }, runId)),
           h('p', { class: 'muted' }, 'Job ', h('a', { href: href('jobs', run.jobId) }, run.jobId)),
         ),
-        h('div', { class: 'row' }, stateEl, pause, resume, cancel),
+        h('div', { class: 'row' }, stateEl, pause, resume, cancel, remove),
       ),
       card(null, counters, bar),
       h('div', { class: 'grid2' }, card('Throughput (pages/s)', chartBox), card('Details', details)),

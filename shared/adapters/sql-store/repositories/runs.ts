@@ -130,6 +130,23 @@ export function runRepository(ctx: StoreContext): RunRepository {
         });
       }),
 
+    delete: (id, states) =>
+      guard('runs.delete', () => {
+        const allowed = distinctStates(states);
+        if (allowed.length === 0) return Promise.resolve(false);
+        return driver.transaction(async (s) => {
+          if ((await s.run(sql.runDelete(allowed.length), [id, ...allowed])) === 0) return false;
+          for (const statement of sql.runForget) await s.run(statement, [id]);
+          return true;
+        });
+      }),
+
+    endedBefore: (at, limit) =>
+      guard('runs.endedBefore', async () => {
+        const rows = await driver.all(sql.runEndedBefore, [whole('at', at), limitOf({ limit })]);
+        return rows.map((row) => String(row.id));
+      }),
+
     endedSince: (at, limit) =>
       guard('runs.endedSince', async () => {
         const rows = await driver.all(sql.alerts.runEndedSince, [whole('at', at), limitOf({ limit })]);
